@@ -1,0 +1,157 @@
+"""The backward engine: walks the graph iteratively in dependency order and accumulates gradients."""
+import heapq
+
+from .grad_mode import STATE
+from .node import AccumulateGrad, edge_of
+
+
+def _shape_str(shape):
+    return f"torch.Size([{', '.join(str(s) for s in shape)}])"
+
+
+def _root_grads(outputs, grad_outputs, create_graph):
+    from .. import creation
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = creation.ones_like(out)
+        elif not isinstance(g, type(out)):
+            g = creation.tensor(g, dtype=out.dtype)
+        elif g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g.shape)} and "
+                               f"output[{i}] has a shape of {_shape_str(out.shape)}.")
+        grads.append(g)
+    return grads
+
+
+def _graph(roots, targets):
+    seen, post, stack = set(roots), [], [(r, iter(r.next_functions)) for r in roots]
+    while stack:
+        node, it = stack[-1]
+        for child, _ in it:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append((child, iter(child.next_functions)))
+                break
+        else:
+            stack.pop()
+            post.append(node)
+    needed = None
+    if targets is not None:
+        needed = set()
+        for node in post:  # children come before parents in post-order
+            if node in targets or any(c in needed for c, _ in node.next_functions if c is not None):
+                needed.add(node)
+    deps = {}
+    for node in post:
+        if needed is not None and node not in needed:
+            continue
+        for child, _ in node.next_functions:
+            if child is not None and (needed is None or child in needed):
+                deps[child] = deps.get(child, 0) + 1
+    return deps, needed
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
+    """Backpropagates from `outputs`. `capture` maps (node, output_nr) edges to slots whose incoming
+    gradient is recorded (autograd.grad); with it, only the part of the graph leading there runs."""
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    grads = _root_grads(outputs, grad_outputs, create_graph)
+    buffers, roots = {}, []
+    for out, g in zip(outputs, grads):
+        node, nr = edge_of(out)
+        if node not in buffers:
+            buffers[node] = {}
+            roots.append(node)
+        buffers[node][nr] = _add(buffers[node].get(nr), g)
+    targets = {node for node, _ in capture} if capture is not None else None
+    deps, needed = _graph(roots, targets)
+    captured = {}
+    ready = [(-n._seq, id(n), n) for n in roots if deps.get(n, 0) == 0]
+    heapq.heapify(ready)
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            inputs = buffers.pop(node, {})
+            for nr in list(inputs):
+                inputs[nr] = _run_tensor_hooks(node, nr, inputs[nr])
+            if capture is not None:
+                for nr, g in inputs.items():
+                    if (node, nr) in capture:
+                        captured[(node, nr)] = g
+                if isinstance(node, AccumulateGrad) and not accumulate:
+                    continue
+            n_out = max(inputs) + 1 if inputs else 1
+            grad_list = [inputs.get(i) for i in range(n_out)]
+            for hook in list(node._pre_hooks.values()):
+                r = hook(tuple(grad_list))
+                if r is not None:
+                    grad_list = list(r)
+            if needed is not None and not any(c in needed for c, _ in node.next_functions if c is not None):
+                continue  # a captured input: nothing below it is wanted
+            if all(g is None for g in grad_list):
+                results = [None] * len(node.next_functions)
+            else:
+                results = node.apply(grad_list)
+            for hook in list(node._post_hooks.values()):
+                r = hook(tuple(results), tuple(grad_list))
+                if r is not None:
+                    results = list(r)
+            if not retain_graph:
+                node.release()
+            for (child, nr), g in zip(node.next_functions, results):
+                if child is None or (needed is not None and child not in needed):
+                    continue
+                if g is not None:
+                    slot = buffers.setdefault(child, {})
+                    slot[nr] = _add(slot.get(nr), g)
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, id(child), child))
+    finally:
+        STATE.grad_enabled = prev
+    return captured
+
+
+def _run_tensor_hooks(node, nr, g):
+    """Hooks registered on a non-leaf output (register_hook), then retain_grad, which torch runs last."""
+    hooks = node._tensor_pre_hooks.get(nr)
+    if hooks:
+        for hook in list(hooks.values()):
+            r = hook(g)
+            if r is not None:
+                g = r
+    ref = node._retained.get(nr)
+    t = ref() if ref is not None else None
+    if t is not None and g is not None:
+        t._grad = g.detach().clone() if t._grad is None else (t._grad + g).detach()
+    return g
+
+
+def accumulate_into_grad(leaf, g, create_graph=None):
+    """AccumulateGrad: leaf hooks, then `.grad` += g (a fresh tensor the first time, since g may be
+    shared with other branches of the graph)."""
+    for hook in list(leaf._hooks.values()) if leaf._hooks else ():
+        r = hook(g)
+        if r is not None:
+            g = r
+    if g is None:
+        return
+    if create_graph is None:
+        create_graph = STATE.grad_enabled  # inside the engine, grad mode is create_graph
+    if create_graph:  # .grad keeps the graph of the gradient
+        leaf._grad = g if leaf._grad is None else leaf._grad + g
+    elif leaf._grad is None:
+        leaf._grad = g.detach().clone()
+    else:
+        leaf._grad.add_(g)

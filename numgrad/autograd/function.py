@@ -1,0 +1,130 @@
+"""Custom differentiable functions: autograd.Function with forward(ctx, ...) / backward(ctx, ...)."""
+import functools
+
+from .grad_mode import STATE, no_grad
+from .node import Node, SavedTensor, edge_of
+
+
+class FunctionCtx:
+    """What forward can tell backward; the node object itself plays this role, as in torch."""
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        from .node import FREED
+        if self._freed:
+            raise RuntimeError(FREED)
+        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved_list)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class BackwardCFunction(FunctionCtx, Node):
+    _function = None
+
+    def __init__(self):
+        Node.__init__(self)
+        self._to_save, self._dirty, self._non_differentiable = (), (), ()
+        self._saved_list, self.materialize_grads, self.needs_input_grad = (), True, ()
+
+    def release(self):
+        super().release()
+        for s in self._saved_list:
+            if isinstance(s, SavedTensor):
+                s.release()
+
+    def apply(self, grads):
+        from ..creation import zeros_like
+        n_out = len(self._output_meta)
+        grads = list(grads) + [None] * (n_out - len(grads))
+        if self.materialize_grads:
+            grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._output_meta)]
+        result = self._function.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        expected = len(self.next_functions)
+        if len(result) < expected or (len(result) > expected and any(r is not None for r in result[expected:])):
+            raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
+                               f"(expected {expected}, got {len(result)})")
+        return list(result[:expected])
+
+
+def _zeros(meta):
+    from ..creation import zeros
+    shape, dtype = meta
+    return zeros(*shape, dtype=dtype)
+
+
+class FunctionMeta(type):
+    """Gives each Function subclass its node class, named `<Name>Backward` as in torch."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_function": cls})
+
+
+class Function(metaclass=FunctionMeta):
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..ops.shape import view_of
+        from ..tensor import Tensor
+        ctx = cls._backward_cls()
+        tensors = [a if isinstance(a, Tensor) else None for a in args]
+        ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            output = cls.forward(*args, **kwargs) if uses_setup else cls.forward(ctx, *args, **kwargs)
+        if uses_setup:
+            cls.setup_context(ctx, args, output)
+        single = not isinstance(output, tuple)
+        outputs = [output] if single else list(output)
+        record = STATE.grad_enabled and any(ctx.needs_input_grad)
+        for i, out in enumerate(outputs):
+            if isinstance(out, Tensor) and any(out is t for t in tensors) and not any(out is d for d in ctx._dirty):
+                outputs[i] = view_of(out, out._data)  # an input returned as is: a new alias of it
+        if record:
+            ctx.next_functions = tuple(edge_of(t) for t in tensors)
+            ctx._output_meta = [(o._data.shape, o._dtype) if isinstance(o, Tensor) else ((), None) for o in outputs]
+            for i, out in enumerate(outputs):
+                if not isinstance(out, Tensor) or any(out is t for t in ctx._non_differentiable):
+                    continue
+                if out._dtype.is_floating_point:
+                    out._grad_fn, out._requires_grad, out._output_nr = ctx, True, i
+        else:
+            ctx._output_meta = []
+        ctx._saved_list = tuple(SavedTensor(t, ctx, False) if isinstance(t, Tensor) else t for t in ctx._to_save)
+        ctx._to_save = ()
+        return outputs[0] if single else tuple(outputs)
+
+
+def once_differentiable(fn):
+    """Runs backward without recording it: its result cannot be differentiated again."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+    return wrapper

@@ -1,0 +1,58 @@
+"""autograd.backward and autograd.grad: the user-facing entry points into the engine."""
+from . import engine
+from .node import edge_of
+
+
+def _seq(x):
+    if x is None:
+        return None
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    tensors = _seq(tensors)
+    grads = _seq(grad_tensors) or [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        engine.run(tensors, grads, retain_graph, create_graph)
+        return
+    inputs = _seq(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    edges = [edge_of(t) for t in inputs]
+    captured = engine.run(tensors, grads, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    for t, e in zip(inputs, edges):
+        g = captured.get(e)
+        if g is not None:
+            engine.accumulate_into_grad(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    outputs, inputs = _seq(outputs), _seq(inputs)
+    single = not isinstance(inputs, (list, tuple))
+    grads = _seq(grad_outputs) or [None] * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges = [edge_of(t) for t in inputs]
+    captured = engine.run(outputs, grads, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    result = []
+    for i, (t, e) in enumerate(zip(inputs, edges)):
+        g = captured.get(e)
+        if g is None:
+            if materialize_grads:
+                from ..creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,25 @@
+"""autograd.graph: saved-tensor hooks and the Node type."""
+from .node import SAVED_TENSOR_HOOKS, Node
+
+
+class saved_tensors_hooks:
+    """Within this context, tensors saved for backward go through pack_hook and come back via unpack_hook."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pair = (pack_hook, unpack_hook)
+
+    def __enter__(self):
+        SAVED_TENSOR_HOOKS.append(self.pair)
+        return self
+
+    def __exit__(self, *exc):
+        SAVED_TENSOR_HOOKS.remove(self.pair)
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: t, lambda t: t)
+
+
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "Node"]

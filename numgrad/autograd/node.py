@@ -1,0 +1,244 @@
+"""Graph nodes (grad_fn objects), AccumulateGrad for leaves, saved tensors with version checks, hooks."""
+import itertools
+import re
+import weakref
+
+from .grad_mode import STATE
+
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
+         "have already been freed). Saved intermediate values of the graph are freed when you call "
+         ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+         "graph a second time or if you need to access saved tensors after calling backward.")
+INFERENCE_SAVE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                  "inference mode in computation tracked by autograd. To work around this, you can make a "
+                  "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                  "`torch.inference_mode()`.")
+
+_sequence = itertools.count()
+# Stack of (pack, unpack) pairs installed by autograd.graph.saved_tensors_hooks.
+SAVED_TENSOR_HOOKS = []
+
+
+class RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self._dict_ref = weakref.ref(hooks_dict) if hooks_dict is not None else None
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        d = self._dict_ref() if self._dict_ref else None
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class HookDict(dict):
+    """A dict weakref can point to (RemovableHandle keeps only a weak reference)."""
+
+
+def add_hook(hooks, fn):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """A backward function; subclasses are named as torch names them (MulBackward0, ...)."""
+
+    _saved_names = ()
+
+    def __init__(self):
+        self._seq = next(_sequence)
+        self.next_functions = ()
+        self._saved = {}
+        self._tensor_pre_hooks = {}  # output_nr -> HookDict of tensor hooks (register_hook on outputs)
+        self._retained = {}  # output_nr -> weakref of the tensor that called retain_grad()
+        self._pre_hooks = HookDict()
+        self._post_hooks = HookDict()
+        self._freed = False
+        self.metadata = {}
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def register_hook(self, fn):
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        return add_hook(self._pre_hooks, fn)
+
+    def save(self, name, value, is_output=False):
+        """Saves a tensor (packed with version and hooks) or a plain value for backward."""
+        from ..tensor import Tensor
+        self._saved[name] = SavedTensor(value, self, is_output) if isinstance(value, Tensor) else value
+
+    def saved(self, name):
+        value = self._saved[name]
+        return value.unpack(self) if isinstance(value, SavedTensor) else value
+
+    def release(self):
+        self._freed = True
+        for v in self._saved.values():
+            if isinstance(v, SavedTensor):
+                v.release()
+
+    def __getattr__(self, attr):
+        if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", {}):
+            value = self._saved[attr[7:]]
+            if self._freed and isinstance(value, SavedTensor):
+                raise RuntimeError(FREED)
+            return self.saved(attr[7:])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return list(super().__dir__()) + ["_saved_" + k for k in self._saved]
+
+    def apply(self, grads):
+        """Gradients w.r.t. each entry of next_functions, from gradients w.r.t. this node's outputs."""
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+
+class AccumulateGrad(Node):
+    """The node standing for a leaf tensor: it writes the gradient into `.grad`."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grads):
+        from .engine import accumulate_into_grad
+        accumulate_into_grad(self.variable, grads[0])
+        return []
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad, created once and kept alive by the graphs that use it."""
+    acc = t._accumulator() if t._accumulator is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._accumulator = weakref.ref(acc)
+    return acc
+
+
+def edge_of(t):
+    """The (node, output_nr) a gradient for tensor `t` flows into, or (None, 0) when it needs none."""
+    if t is None or not t._requires_grad:
+        return (None, 0)
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return (grad_accumulator(t), 0)
+
+
+def _type_string(t):
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+    return f"torch.{names[t._dtype.name]} [{', '.join(str(s) for s in t.shape)}]"
+
+
+class SavedTensor:
+    """A tensor saved for backward: checks on unpack that no in-place op changed it since.
+    An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
+
+    __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
+                 "hooks", "packed", "freed", "grad_fn_name")
+
+    def __init__(self, t, node, is_output):
+        if t._is_inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_SAVE)
+        self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
+        self.grad_fn_name = (t._grad_fn.name() if t._grad_fn is not None else None) if not is_output else node.name()
+        self.hooks = SAVED_TENSOR_HOOKS[-1] if SAVED_TENSOR_HOOKS else None
+        self.output_nr = t._output_nr
+        if self.hooks is not None:
+            self.packed, self.tensor = self.hooks[0](t if not is_output else t.detach()), None
+        elif is_output:
+            self.tensor, self.data, self.dtype, self.requires_grad = None, t._data, t._dtype, t._requires_grad
+        else:
+            self.tensor = t
+
+    def release(self):
+        self.freed = True
+        self.tensor = self.packed = self.data = None
+
+    def unpack(self, node):
+        if self.freed:
+            raise RuntimeError(FREED)
+        if self.hooks is not None:
+            return self.hooks[1](self.packed)
+        if self.vc[0] != self.version:
+            from ..tensor import Tensor
+            shown = self.tensor if self.tensor is not None else Tensor._make(self.data, self.dtype)
+            op = re.sub(r"Backward\d*$", "", self.grad_fn_name or "")
+            where = f", which is output {self.output_nr} of {op}" if op else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{_type_string(shown)}]{where}, is at version {self.vc[0]}; expected version "
+                f"{self.version} instead. Hint: enable anomaly detection to find the operation that failed "
+                "to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        if self.tensor is not None:
+            return self.tensor
+        from ..tensor import Tensor
+        out = Tensor._make(self.data, self.dtype)
+        out._vc, out._requires_grad = self.vc, self.requires_grad
+        if self.requires_grad:
+            out._grad_fn, out._output_nr = node, self.output_nr
+        return out
+
+
+class OpNode(Node):
+    """A node whose backward is a function of (node, *output grads) written with tensor ops, so that
+    with create_graph it is itself recorded and differentiable."""
+
+    backward_fn = None
+
+    def apply(self, grads):
+        return list(self.backward_fn(*grads))
+
+    def input_shape(self, i):
+        return self.input_meta[i][0]
+
+
+_node_classes = {}
+
+
+def op_node_class(name, backward_fn):
+    key = (name, backward_fn)
+    cls = _node_classes.get(key)
+    if cls is None:
+        def bound(self, *grads, _fn=backward_fn):
+            return _fn(self, *grads)
+        cls = _node_classes[key] = type(name, (OpNode,), {"backward_fn": bound})
+    return cls
+
+
+def needs_grad(*tensors):
+    return STATE.grad_enabled and any(t is not None and t._requires_grad for t in tensors)
+
+
+def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=()):
+    """Links `outputs` to a new node named `name` when grad mode is on and an input requires grad.
+    `backward_fn(node, *grads)` returns one gradient (or None) per input; `saved` values and the
+    outputs named in `saved_outputs` ({name: index}) are available as node.saved(name)."""
+    if not needs_grad(*inputs):
+        return None
+    node = op_node_class(name, backward_fn)()
+    node.next_functions = tuple(edge_of(t) for t in inputs)
+    node.input_meta = tuple((t._data.shape, t._dtype) if t is not None else None for t in inputs)
+    for key, value in (saved or {}).items():
+        node.save(key, value)
+    for i, out in enumerate(outputs):
+        out._grad_fn, out._requires_grad, out._output_nr = node, True, i
+    for key, i in dict(saved_outputs).items():
+        node.save(key, outputs[i], is_output=True)
+    return node

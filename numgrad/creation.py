@@ -1,0 +1,170 @@
+"""Tensor factories: tensor, from_numpy, ones, zeros, full, empty, arange, linspace, eye, *_like."""
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, check_device
+
+
+def _size(size):
+    """Accepts f(2, 3), f((2, 3)), f([2, 3]) and f(size=()) alike."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    elif len(size) == 1 and isinstance(size[0], Tensor) and size[0].dim() == 1:
+        size = size[0].tolist()
+    out = []
+    for s in size:
+        if isinstance(s, float) or not isinstance(s, (numbers.Integral, Tensor)):
+            raise TypeError(f"empty(): argument 'size' (position 1) must be tuple of ints, but found element of "
+                            f"type {type(s).__name__} at pos {len(out)}")
+        if int(s) < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {int(s)}: [{', '.join(str(int(x)) for x in size)}]")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _wrap(data, dtype, device, requires_grad):
+    check_device(device)
+    t = Tensor._make(data, dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(obj):
+    """torch's inference from nested Python data: any float makes it the default float, else int, else bool."""
+    if isinstance(obj, Tensor):
+        return obj._dtype
+    if isinstance(obj, np.ndarray):
+        return dtypes.from_numpy_dtype(obj.dtype)
+    if isinstance(obj, (builtins.bool, np.bool_)):
+        return dtypes.bool_
+    if isinstance(obj, numbers.Integral):
+        return dtypes.int64
+    if isinstance(obj, numbers.Real):
+        return dtypes.get_default_dtype() if not isinstance(obj, np.float64) else dtypes.get_default_dtype()
+    if isinstance(obj, (list, tuple)):
+        kinds = [_infer_dtype(o) for o in obj]
+        if not kinds:
+            return dtypes.get_default_dtype()
+        best = kinds[0]
+        for k in kinds[1:]:
+            best = dtypes.promote_types(best, k)
+        return best
+    raise TypeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+def _to_nested(obj):
+    if isinstance(obj, Tensor):
+        return obj._data
+    if isinstance(obj, (list, tuple)):
+        return [_to_nested(o) for o in obj]
+    return obj
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
+                      "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    if isinstance(data, (list, tuple)) and not _is_rectangular(data):
+        raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got {len(data[1])})")
+    arr = np.array(_to_nested(data), dtype=d.np, copy=True)
+    return _wrap(arr, d, device, requires_grad)
+
+
+def _is_rectangular(data):
+    lengths = {len(x) if isinstance(x, (list, tuple)) else -1 for x in data}
+    return len(lengths) <= 1
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or dtypes.to_dtype(dtype) is data._dtype):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
+        try:
+            return from_numpy(data)
+        except TypeError:
+            pass
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.dtype not in (np.float32, np.float64, np.int64, np.bool_):
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only supported types are: "
+                        "float64, float32, int64, and bool.")
+    return Tensor._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
+
+
+def _factory(fill):
+    def make(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
+             **kw):
+        if "size" in kw:
+            size = (kw.pop("size"),)
+        d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+        return _wrap(fill(_size(size), d.np), d, device, requires_grad)
+    return make
+
+
+zeros = _factory(np.zeros)
+ones = _factory(np.ones)
+empty = _factory(np.zeros)  # zero-filled: uninitialised memory would make results irreproducible
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
+    return _wrap(np.full(_size((size,)), fill_value, d.np), d, device, requires_grad)
+
+
+def _like(factory):
+    def make(t, dtype=None, device=None, requires_grad=False, memory_format=None):
+        return factory(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return make
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    all_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    d = dtypes.to_dtype(dtype) if dtype is not None else (dtypes.int64 if all_int else dtypes.get_default_dtype())
+    n = math.ceil((end - start) / step)
+    data = (start + np.arange(n, dtype=np.float64 if not all_int else np.int64) * step).astype(d.np)
+    return _wrap(data, d, device, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # torch fills the first half from the start and the second half from the end
+    data = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+    return _wrap(data.astype(d.np), d, device, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    return _wrap(np.eye(n, m if m is not None else n, dtype=d.np), d, device, requires_grad)

@@ -1,0 +1,227 @@
+"""The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
+import numbers
+
+from . import creation
+from .ops import reduction
+from .ops.elementwise import apply
+from .tensor import Tensor
+
+
+def _unary(name):
+    def fn(input):
+        return apply(name, input)
+    fn.__name__ = name
+    return fn
+
+
+for _name in ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+              "relu", "abs", "sign", "reciprocal", "erf", "logical_not", "isnan"):
+    globals()[_name] = _unary(_name)
+negative, absolute = neg, abs
+
+
+def _scalar(x):
+    return isinstance(x, (numbers.Number,)) and not isinstance(x, Tensor)
+
+
+def add(input, other, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    if _scalar(input):
+        input, other = other, input
+    return apply("add", input, other)
+
+
+def sub(input, other, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    if _scalar(input):
+        return apply("rsub", other, input)
+    return apply("sub", input, other)
+
+
+subtract = sub
+
+
+def rsub(input, other, alpha=1):
+    return sub(other, input, alpha)
+
+
+def mul(input, other):
+    if _scalar(input):
+        input, other = other, input
+    return apply("mul", input, other)
+
+
+multiply = mul
+
+
+def div(input, other, rounding_mode=None):
+    if _scalar(input):  # torch computes scalar / t as reciprocal(t) * scalar
+        return mul(reciprocal(other), input)
+    out = apply("div", input, other)
+    if rounding_mode == "floor":
+        out = floor(out)
+    elif rounding_mode == "trunc":
+        out = trunc(out)
+    return out
+
+
+true_divide = divide = div
+
+
+def pow(input, exponent):
+    if _scalar(input):
+        return apply("rpow", exponent, input)
+    if _scalar(exponent):
+        if not input.dtype.is_floating_point and isinstance(exponent, int) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return apply("pow", input, exponent)
+    return apply("pow_tensor", input, exponent)
+
+
+def square(input):
+    return pow(input, 2)
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = min if min is not None else creation.full_like(input, float("-inf"))
+        hi = max if max is not None else creation.full_like(input, float("inf"))
+        return apply("clamp_tensor", input, lo, hi)
+    if min is None:
+        return apply("clamp_max", input, max)
+    if max is None:
+        return apply("clamp_min", input, min)
+    return apply("clamp", input, min, max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def maximum(input, other):
+    return apply("maximum", input, other)
+
+
+def minimum(input, other):
+    return apply("minimum", input, other)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):  # a Python bool picks a side whole (used by derivatives)
+        return input if condition else other
+    if condition.dtype.name != "bool":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{ {'float32': 'Float', 'float64': 'Double', 'int64': 'Long'}[condition.dtype.name] }")
+    return apply("where", condition, input, other)
+
+
+def nonzero(input, as_tuple=False):
+    import numpy as np
+    idx = np.nonzero(input._data)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64), _int64()) for i in idx)
+    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), _int64())
+
+
+def _int64():
+    from .dtypes import int64
+    return int64
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return apply("gelu_tanh" if approximate == "tanh" else "gelu", input)
+
+
+def _compare(name):
+    def fn(input, other):
+        return apply(name, input, other)
+    fn.__name__ = name
+    return fn
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+    globals()[_name] = _compare(_name)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def floor(input):
+    return _nondiff(input, "floor")
+
+
+def ceil(input):
+    return _nondiff(input, "ceil")
+
+
+def round(input):
+    return _nondiff(input, "round")
+
+
+def trunc(input):
+    return _nondiff(input, "trunc")
+
+
+def _nondiff(input, np_name):
+    """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
+    import numpy as np
+    from .autograd.node import record
+    out = Tensor._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
+    record(np_name.capitalize() + "Backward0", lambda node, g: (g * 0,), [input], [out])
+    return out
+
+
+def equal(input, other):
+    return input.shape == other.shape and bool((input._data == other._data).all())
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import numpy as np
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import numpy as np
+    from .dtypes import bool_
+    return Tensor._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
+
+
+def all(input, dim=None, keepdim=False):
+    return _bool_reduce(input, dim, keepdim, "all")
+
+
+def any(input, dim=None, keepdim=False):
+    return _bool_reduce(input, dim, keepdim, "any")
+
+
+def _bool_reduce(input, dim, keepdim, kind):
+    import numpy as np
+    from .dtypes import bool_
+    axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
+    data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
+    return Tensor._make(np.asarray(data), bool_)
+
+
+sum, mean, prod = reduction.sum, reduction.mean, reduction.prod
+max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.amin
+argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.norm, reduction.var, reduction.std
+logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
+zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
+
+# What the op table's derivative expressions mean when they run on tensors (create_graph=True).
+EXPRESSION_FUNCS = {name: globals()[name] for name in (
+    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "erf", "abs", "where", "sign",
+    "sigmoid", "isnan", "maximum", "minimum")}

@@ -1,0 +1,1 @@
+"""Kernel generation: op-table expressions become Numba source, compiled per target."""

@@ -1,0 +1,85 @@
+"""CPU target: njit/prange loop headers around generated bodies, serial for small arrays."""
+import functools
+
+import numpy as np
+
+from . import codegen
+
+# Below this many elements a parallel launch costs more than it saves.
+PARALLEL_MIN = 1 << 16
+
+LOOP_HEADERS = {
+    "serial": ("@njit(cache=True)", "range"),
+    "parallel": ("@njit(cache=True, parallel=True)", "prange"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def elementwise_kernels(name, inputs, is_array, outputs, dtype_name):
+    """(serial, parallel) kernels computing `outputs` (a tuple of (name, expr)) from `inputs`."""
+    source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADERS)
+    module = codegen.load_module(f"{name}_{dtype_name}", source)
+    return module.serial, module.parallel
+
+
+def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name):
+    """Runs one generated loop over `n` elements; `args` are flat contiguous arrays or scalars."""
+    is_array = tuple(isinstance(a, np.ndarray) for a in args)
+    serial, parallel = elementwise_kernels(name, tuple(inputs), is_array, tuple(outputs), dtype_name)
+    outs = [np.empty(n, d) for d in out_dtypes]
+    if n:
+        (parallel if n >= PARALLEL_MIN else serial)(*args, *outs, n)
+    return outs
+
+
+@functools.lru_cache(maxsize=None)
+def reduction_kernels(name, update, acc_dtype_name):
+    source = codegen.reduction_source(update, acc_dtype_name, LOOP_HEADERS)
+    module = codegen.load_module(f"reduce_{name}_{acc_dtype_name}", source)
+    return module.serial, module.parallel
+
+
+# Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.
+INNER_BLOCK = 1024
+
+
+def _layout(x, axes):
+    """Views `x` as a contiguous (outer, K, inner) array with the reduced `axes` in the middle."""
+    nd = x.ndim
+    if axes and list(axes) != list(range(axes[0], axes[-1] + 1)):
+        keep = [d for d in range(nd) if d not in axes]
+        x = x.transpose(keep + list(axes))
+        axes = tuple(range(len(keep), nd))
+    x = np.ascontiguousarray(x)
+    shape = x.shape
+    if not axes:
+        return x, int(np.prod(shape)), 1, 1
+    r0, r1 = axes[0], axes[-1] + 1
+    return x, int(np.prod(shape[:r0])), int(np.prod(shape[r0:r1])), int(np.prod(shape[r1:]))
+
+
+def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=False):
+    """Reduces `x` over `axes` (sorted, non-empty, every reduced extent > 0); returns values flat in the
+    order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""
+    x, outer, K, inner = _layout(x, tuple(axes))
+    flat = x.reshape(-1)
+    serial, parallel = reduction_kernels(name, update, np.dtype(acc_dtype).name)
+    m = outer * inner
+    out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
+    blocks = outer * -(-inner // INNER_BLOCK)
+    n = flat.size
+    if n >= PARALLEL_MIN and blocks == 1 and combine is not None and not want_index:
+        # one long reduction: fold equal chunks in parallel, then the partials and the tail
+        import numba
+        chunks = 8 * numba.get_num_threads()
+        k = n // chunks
+        partial = np.empty(chunks, acc_dtype)
+        parallel(flat, partial, np.empty(chunks, np.int64), chunks, k, 1, INNER_BLOCK)
+        if n > k * chunks:
+            tail = np.empty(1, acc_dtype)
+            serial(flat[k * chunks:], tail, np.empty(1, np.int64), 1, n - k * chunks, 1, INNER_BLOCK)
+            partial = np.concatenate([partial, tail])
+        return combine.reduce(partial, keepdims=False).reshape(1).astype(acc_dtype), idx
+    kernel = parallel if n >= PARALLEL_MIN and blocks > 1 else serial
+    kernel(flat, out, idx, outer, K, inner, INNER_BLOCK)
+    return out, idx

@@ -1,0 +1,1 @@
+"""Operations: the op table and the code that applies its entries to tensors."""

@@ -1,0 +1,180 @@
+"""Applies op-table elementwise entries: promotion, broadcasting, the generated kernel, the backward node."""
+import ast
+import functools
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.grad_mode import STATE
+from ..autograd.node import Node, edge_of
+from ..kernels import cpu
+from .table import ELEMENTWISE
+
+
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if out[i] == 1:
+                out[i] = d
+            elif d != 1 and d != out[i]:
+                raise RuntimeError(_mismatch(shapes, i, ndim))
+    return tuple(out)
+
+
+def _mismatch(shapes, i, ndim):
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    da = a[i - (ndim - len(a))] if i >= ndim - len(a) else 1
+    db = b[i - (ndim - len(b))] if i >= ndim - len(b) else 1
+    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
+            f"dimension {i}")
+
+
+def operand(value, shape, n, np_dtype):
+    """A kernel argument: a scalar for Python numbers and one-element tensors, else a flat contiguous
+    array of the broadcast shape (broadcast operands are materialised)."""
+    from ..tensor import Tensor
+    if not isinstance(value, Tensor):
+        return np_dtype.type(value)
+    arr = value._data
+    if arr.size == 1:
+        return np_dtype.type(arr.reshape(-1)[0])
+    if arr.dtype != np_dtype:
+        arr = arr.astype(np_dtype)
+    if arr.shape != shape:
+        arr = np.broadcast_to(arr, shape)
+    return np.ravel(arr)
+
+
+def _kernel_dtype_name(d):
+    return "bool_" if d == np.bool_ else d.name
+
+
+def _names_in(expr):
+    return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def _check_bool_arithmetic(entry, compute):
+    if compute is dtypes.bool_ and entry.name == "sub":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if compute is dtypes.bool_ and entry.name == "neg":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+
+
+def apply(name, *args):
+    """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
+    from ..tensor import Tensor
+    entry = ELEMENTWISE[name]
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
+    compute = dtypes.result_type([(t._dtype, t._data.ndim) for t in values if isinstance(t, Tensor)],
+                                 [s for s in values if not isinstance(s, Tensor)])
+    if entry.kind == "float" and not compute.is_floating_point:
+        compute = dtypes.get_default_dtype()
+    _check_bool_arithmetic(entry, compute)
+    out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    n = int(np.prod(shape))
+    kargs = [operand(a, shape, n, np.dtype(np.bool_) if nm in entry.bool_inputs else compute.np)
+             for a, nm in zip(args, entry.inputs)]
+    (flat,) = cpu.run_elementwise(name, entry.inputs, (("out", entry.forward),), kargs, (out_dtype.np,), n,
+                                  _kernel_dtype_name(compute.np))
+    result = Tensor._make(flat.reshape(shape), out_dtype)
+    if entry.grads and STATE.grad_enabled and any(t._requires_grad for t in tensors):
+        node_class(name)(entry, args, result, compute)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def node_class(name):
+    entry = ELEMENTWISE[name]
+    return type(entry.node, (ElementwiseBackward,), {})
+
+
+class ElementwiseBackward(Node):
+    """Backward of one op-table entry: one generated kernel computes every needed input gradient in a
+    single pass; with create_graph the same derivative expressions run as differentiable tensor ops."""
+
+    def __init__(self, entry, args, result, compute):
+        from ..tensor import Tensor
+        super().__init__()
+        self.entry, self.compute = entry, compute
+        # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
+        self.differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
+        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
+                                    for a, nm in zip(args, entry.inputs) if nm not in entry.scalar_only)
+        self.needed = tuple(nm for nm, (node, _) in zip(self.differentiable, self.next_functions)
+                            if node is not None and nm in entry.grads)
+        self.meta = {nm: (a._data.shape, a._dtype) for nm, a in zip(entry.inputs, args) if isinstance(a, Tensor)}
+        used = set().union(*(_names_in(entry.grads[nm]) for nm in self.needed if entry.grads[nm] != "zeros"))
+        self.used = tuple(nm for nm in (*entry.inputs, "out") if nm in used)
+        self.out_shape = result._data.shape
+        for nm in self.used:
+            value = result if nm == "out" else args[entry.inputs.index(nm)]
+            self.save(self._attr(nm), value, is_output=(nm == "out"))
+        result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
+
+    def _attr(self, nm):
+        if nm == "out":
+            return "result"
+        return self.entry.saved_names.get(nm) or {"a": "self", "b": "other"}.get(nm, nm)
+
+    def apply(self, grads):
+        from ..tensor import Tensor
+        from . import reduction
+        g = grads[0]
+        values = {nm: self.saved(self._attr(nm)) for nm in self.used}
+        if STATE.grad_enabled:
+            results = self._tensor_mode(g, values)
+        else:
+            results = self._kernel_mode(g, values)
+        out = []
+        for nm in self.differentiable:
+            r = results.get(nm)
+            if r is None:
+                out.append(None)
+                continue
+            shape, dtype = self.meta[nm]
+            r = reduction.sum_to(r, shape)
+            out.append(r if r._dtype is dtype else r.to(dtype))
+        return out
+
+    def _kernel_mode(self, g, values):
+        from ..tensor import Tensor
+        entry, shape, np_dtype = self.entry, self.out_shape, self.compute.np
+        n = int(np.prod(shape))
+        exprs = tuple((f"grad_{nm}", entry.grads[nm]) for nm in self.needed if entry.grads[nm] != "zeros")
+        results = {nm: Tensor._make(np.zeros(shape, np_dtype), self.compute)
+                   for nm in self.needed if entry.grads[nm] == "zeros"}
+        if exprs:
+            names = ("g", *self.used)
+            args = [operand(g, shape, n, np_dtype)] + [
+                operand(values[nm], shape, n, np.dtype(np.bool_) if nm in entry.bool_inputs else np_dtype)
+                for nm in self.used]
+            flats = cpu.run_elementwise(f"{entry.name}_backward", names, exprs, args, [np_dtype] * len(exprs),
+                                        n, _kernel_dtype_name(np_dtype))
+            for (key, _), flat in zip(exprs, flats):
+                results[key[5:]] = Tensor._make(flat.reshape(shape), self.compute)
+        return results
+
+    def _tensor_mode(self, g, values):
+        from .. import functional
+        namespace = dict(functional.EXPRESSION_FUNCS, g=g, **values)
+        results = {}
+        for nm in self.needed:
+            expr = self.entry.grads[nm]
+            if expr == "zeros":
+                results[nm] = functional.zeros_like(g)
+            else:
+                r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
+                results[nm] = r if hasattr(r, "_data") else functional.full_like(g, r)
+        return results
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(expr):
+    return compile(expr, "<derivative>", "eval")

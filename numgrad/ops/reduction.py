@@ -1,0 +1,382 @@
+"""Reductions from the op table (sum, prod, max, min and their index forms) and the ones composed from
+them (mean, amax, norm, var, std, logsumexp, softmax, log_softmax), each with torch's node."""
+import builtins
+import collections
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.grad_mode import no_grad
+from ..autograd.node import record
+from ..kernels import cpu
+from .shape import wrap_dim
+from .table import REDUCTIONS
+
+values_indices = collections.namedtuple("return_types", ["values", "indices"])
+
+
+def _axes(t, dim):
+    nd = t._data.ndim
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(nd))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    axes = sorted(wrap_dim(d, nd) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    return tuple(axes)
+
+
+def _kept_shape(shape, axes, keepdim):
+    if keepdim:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _fold(name, data, axes, acc_dtype, want_index=False):
+    """Runs the table's reduction kernel; returns (values, flat positions) shaped like the kept dims."""
+    kept = _kept_shape(data.shape, axes, False)
+    if not axes:  # a 0-d tensor or nothing to reduce
+        return data.astype(acc_dtype).reshape(kept), np.zeros(kept, np.int64)
+    entry = REDUCTIONS[name]
+    combine = getattr(np, entry.combine) if entry.combine else None
+    out, idx = cpu.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
+    return out.reshape(kept), idx.reshape(kept)
+
+
+def _result(data, dtype):
+    from ..tensor import Tensor
+    return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
+
+
+def _expand_back(node, g, keepdim_key="keepdim"):
+    """The gradient of a reduction, reshaped with the reduced dims kept and expanded to the input."""
+    shape = node.input_shape(0)
+    axes = node.saved("axes")
+    if not node.saved(keepdim_key):
+        g = g.reshape(_kept_shape(shape, axes, True))
+    return g.expand(*shape)
+
+
+def _sum_backward(node, g):
+    return (_expand_back(node, g),)
+
+
+def sum(t, dim=None, keepdim=False, dtype=None):
+    axes = _axes(t, dim)
+    out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
+    src = t._data if t._dtype is not dtypes.bool_ else t._data.astype(np.int64)
+    if any(t._data.shape[a] == 0 for a in axes):
+        values = np.zeros(_kept_shape(t._data.shape, axes, False), out_dtype.np)
+    else:
+        acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
+        values, _ = _fold("sum", src, axes, acc)
+    out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)
+    name = "SumBackward0" if dim is None else "SumBackward1"
+    record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
+                                              "self_sym_sizes": t._data.shape})
+    return out
+
+
+def sum_to(t, shape):
+    """Sums a broadcast gradient back to `shape` (leading dims and dims that were 1)."""
+    shape = tuple(shape)
+    if t._data.shape == shape:
+        return t
+    lead = t._data.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and t._data.shape[lead + i] != 1)
+    r = sum(t, axes, keepdim=True) if axes else t
+    return r.reshape(shape) if r._data.shape != shape else r
+
+
+def _mean_backward(node, g):
+    return (_expand_back(node, g) / node.saved("count"),)
+
+
+def mean(t, dim=None, keepdim=False, dtype=None):
+    if not (dtype or t._dtype).is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {_type_word(t._dtype)}")
+    axes = _axes(t, dim)
+    count = int(np.prod([t._data.shape[a] for a in axes]))
+    with no_grad():
+        s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
+    out = _result(s._data / np.asarray(count, s._data.dtype) if count else np.full(s._data.shape, np.nan, s._data.dtype), s._dtype)
+    record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
+           {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._data.shape})
+    return out
+
+
+def _type_word(d):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[d.name]
+
+
+def _prod_backward(node, g):
+    a, out = node.saved("self"), node.saved("result")
+    g = _expand_back(node, g)
+    out = _expand_back(node, out)
+    if not (a._data == 0).any():
+        return (g * out / a,)
+    # with zeros: the product of the other elements, by exclusive prefix and suffix products
+    axes = node.saved("axes")
+    keep = [d for d in range(a._data.ndim) if d not in axes]
+    moved = np.ascontiguousarray(a._data.transpose(keep + list(axes)))
+    rows = moved.reshape(-1, int(np.prod([a._data.shape[d] for d in axes])))
+    ones = np.ones((rows.shape[0], 1), rows.dtype)
+    prefix = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1)
+    suffix = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1)[:, ::-1]
+    others = (prefix * suffix).reshape(moved.shape).transpose(np.argsort(keep + list(axes)))
+    return (g * _result(others, a._dtype),)
+
+
+def prod(t, dim=None, keepdim=False, dtype=None):
+    axes = _axes(t, dim)
+    out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
+    src = t._data.astype(out_dtype.np)
+    if any(t._data.shape[a] == 0 for a in axes):
+        values = np.ones(_kept_shape(t._data.shape, axes, False), out_dtype.np)
+    else:
+        values, _ = _fold("prod", src, axes, out_dtype.np)
+    out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)
+    record("ProdBackward0" if dim is None else "ProdBackward1", _prod_backward, [t], [out],
+           {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
+    return out
+
+
+def _check_nonempty(t, axes, name):
+    if t._data.size == 0 or any(t._data.shape[a] == 0 for a in axes):
+        if t._data.ndim == 0 or not axes or len(axes) == t._data.ndim:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        raise IndexError(f"{name}(): Expected reduction dim {axes[0]} to have non-zero size.")
+
+
+def _select(name, t, axes, want_index=False):
+    _check_nonempty(t, axes, name)
+    return _fold(name, t._data, axes, t._dtype.np, want_index)
+
+
+def _evenly_backward(node, g):
+    """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
+    a, out = node.saved("self"), node.saved("result")
+    mask = (a == _expand_back(node, out)).to(g.dtype)
+    count = sum(mask, node.saved("axes"), keepdim=True)
+    return (_expand_back(node, g) * mask / count,)
+
+
+def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
+    axes = _axes(t, dim)
+    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes)
+    out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
+    if t._dtype.is_floating_point:
+        record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},
+               {"result": 0})
+    return out
+
+
+def amin(t, dim=(), keepdim=False):
+    return amax(t, dim, keepdim, _name="amin", _node="AminBackward0")
+
+
+def _indices_backward(node, g):
+    from .indexing import scatter_into_zeros
+    dim, keepdim, idx = node.saved("dim"), node.saved("keepdim"), node.saved("indices")
+    if not keepdim:
+        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
+    return (scatter_into_zeros(node.input_shape(0), dim, idx, g),)
+
+
+def _max_min(name, t, dim, keepdim):
+    if dim is None:
+        return amax(t, None, False, _name=name, _node="MaxBackward1" if name == "max" else "MinBackward1")
+    d = wrap_dim(dim, t._data.ndim)
+    values, idx = _select(name, t, (d,) if t._data.ndim else (), want_index=True)
+    kept = _kept_shape(t._data.shape, (d,), keepdim)
+    values, indices = _result(values.reshape(kept), t._dtype), _result(idx.reshape(kept), dtypes.int64)
+    if t._dtype.is_floating_point:
+        record("MaxBackward0" if name == "max" else "MinBackward0", _indices_backward, [t], [values],
+               {"dim": d, "keepdim": keepdim, "indices": indices, "self_sym_sizes": t._data.shape})
+    return values_indices(values, indices)
+
+
+def max(t, dim=None, keepdim=False):
+    from ..tensor import Tensor
+    if isinstance(dim, Tensor):
+        from .. import functional
+        return functional.maximum(t, dim)
+    return _max_min("max", t, dim, keepdim)
+
+
+def min(t, dim=None, keepdim=False):
+    from ..tensor import Tensor
+    if isinstance(dim, Tensor):
+        from .. import functional
+        return functional.minimum(t, dim)
+    return _max_min("min", t, dim, keepdim)
+
+
+def argmax(t, dim=None, keepdim=False, _name="max"):
+    if dim is None:
+        flat = t.reshape(-1)
+        _, idx = _select(_name, flat, (0,), want_index=True)
+        out = _result(idx.reshape(()), dtypes.int64)
+        return out.reshape([1] * t._data.ndim) if keepdim else out
+    d = wrap_dim(dim, t._data.ndim)
+    _, idx = _select(_name, t, (d,) if t._data.ndim else (), want_index=True)
+    return _result(idx.reshape(_kept_shape(t._data.shape, (d,), keepdim)), dtypes.int64)
+
+
+def argmin(t, dim=None, keepdim=False):
+    return argmax(t, dim, keepdim, _name="min")
+
+
+# ---- composites with a node of their own ----------------------------------------------------------
+
+def _norm_backward(node, g):
+    a, out, p = node.saved("self"), node.saved("result"), node.saved("ord")
+    g, out = _expand_back(node, g), _expand_back(node, out)
+    from .. import functional as F
+    if p == 2:
+        return (F.where(out == 0, 0.0, g * a / out),)
+    if p == 1:
+        return (g * a.sign(),)
+    if p == float("inf") or p == float("-inf"):
+        mask = (a.abs() == out).to(g.dtype)
+        return (g * a.sign() * mask / sum(mask, node.saved("axes"), keepdim=True),)
+    if p == 0:
+        return (g * 0,)
+    return (F.where(out == 0, 0.0, g * a * a.abs() ** (p - 2) / out ** (p - 1)),)
+
+
+def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
+    if p is None or p == "fro":
+        p = 2
+    if not t._dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_word(t._dtype)}")
+    axes = _axes(t, dim)
+    with no_grad():
+        x = t.abs()
+        if p == float("inf"):
+            out = amax(x, axes, keepdim)
+        elif p == float("-inf"):
+            out = amin(x, axes, keepdim)
+        elif p == 0:
+            out = sum((x != 0).to(t.dtype), axes, keepdim)
+        elif p == 1:
+            out = sum(x, axes, keepdim)
+        elif p == 2:
+            out = sum(x * x, axes, keepdim).sqrt()
+        else:
+            out = sum(x ** p, axes, keepdim) ** (1.0 / p)
+    out = _result(out._data, t._dtype)
+    record("LinalgVectorNormBackward0", _norm_backward, [t], [out],
+           {"self": t, "ord": p, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
+    return out
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased in (None, True) else 0
+
+
+def _var_parts(t, dim, correction, keepdim):
+    axes = _axes(t, dim)
+    n = int(np.prod([t._data.shape[a] for a in axes]))
+    with no_grad():
+        centred = t - mean(t, axes, keepdim=True)
+        var = sum(centred * centred, axes, keepdim) / builtins.max(n - correction, 0)
+    return axes, n, var
+
+
+def _var_backward(node, g):
+    a, n, c = node.saved("self"), node.saved("n"), node.saved("correction")
+    g = _expand_back(node, g)
+    return (g * 2 * (a - mean(a, node.saved("axes"), keepdim=True)) / (n - c),)
+
+
+def _std_backward(node, g):
+    a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
+    g, out = _expand_back(node, g), _expand_back(node, out)
+    return (g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * out),)
+
+
+def _parse_var_args(dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(unbiased) positional form
+        dim, unbiased = None, dim
+    return dim, _correction(unbiased, correction), keepdim
+
+
+def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
+    axes, n, v = _var_parts(t, dim, c, keepdim)
+    out = _result(v._data, t._dtype)
+    record("VarBackward0", _var_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
+                                                        "correction": c, "dim": dim})
+    return out
+
+
+def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
+    axes, n, v = _var_parts(t, dim, c, keepdim)
+    out = _result(np.sqrt(v._data), t._dtype)
+    record("StdBackward0", _std_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
+                                                        "correction": c, "dim": dim}, {"result": 0})
+    return out
+
+
+def _logsumexp_backward(node, g):
+    a, out = node.saved("self"), node.saved("result")
+    return (_expand_back(node, g) * (a - _expand_back(node, out)).exp(),)
+
+
+def logsumexp(t, dim, keepdim=False):
+    axes = _axes(t, dim)
+    if not t._dtype.is_floating_point:
+        t = t.to(dtypes.get_default_dtype())
+    with no_grad():
+        m = amax(t, axes, keepdim=True)
+        m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
+        out = (sum((t - m).exp(), axes, keepdim=True).log() + m)
+        if not keepdim:
+            out = out.reshape(_kept_shape(t._data.shape, axes, False))
+    out = _result(out._data, t._dtype)
+    record("LogsumexpBackward0", _logsumexp_backward, [t], [out],
+           {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
+    return out
+
+
+def _softmax_backward(node, g):
+    out, d = node.saved("result"), node.saved("dim")
+    return (out * (g - sum(g * out, d, keepdim=True)),)
+
+
+def _log_softmax_backward(node, g):
+    out, d = node.saved("result"), node.saved("dim")
+    return (g - out.exp() * sum(g, d, keepdim=True),)
+
+
+def _softmax_dtype(t, dtype):
+    if dtype is not None:
+        return t.to(dtype)
+    if not t._dtype.is_floating_point:
+        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{_type_word(t._dtype)}\'')
+    return t
+
+
+def softmax(t, dim, dtype=None, _log=False):
+    t = _softmax_dtype(t, dtype)
+    d = wrap_dim(dim, t._data.ndim)
+    with no_grad():
+        shifted = t - amax(t, d, keepdim=True)
+        e = shifted.exp()
+        s = sum(e, d, keepdim=True)
+        out = shifted - s.log() if _log else e / s
+    out = _result(out._data, t._dtype)
+    record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
+           _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
+    return out
+
+
+def log_softmax(t, dim, dtype=None):
+    return softmax(t, dim, dtype, _log=True)

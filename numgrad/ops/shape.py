@@ -1,0 +1,221 @@
+"""Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
+import numpy as np
+
+from ..autograd.node import record
+
+
+def wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def view_of(base, data):
+    """A tensor sharing `base`'s storage and version counter."""
+    from ..tensor import Tensor
+    t = Tensor._make(data, base._dtype)
+    t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
+    return t
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _infer(shape, numel):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    if int(np.prod(shape)) != numel:
+        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _view_backward(node, g):
+    return (g.reshape(node.input_shape(0)),)
+
+
+def view(t, *shape):
+    shape = _infer(_shape_arg(shape), t._data.size)
+    try:
+        data = t._data.view()
+        data.shape = shape  # raises instead of copying when the strides do not allow a view
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    out = view_of(t, data)
+    record("ViewBackward0", _view_backward, [t], [out])
+    return out
+
+
+def reshape(t, *shape):
+    shape = _infer(_shape_arg(shape), t._data.size)
+    data = t._data.view()
+    try:
+        data.shape = shape
+        out = view_of(t, data)
+        name = "ViewBackward0"
+    except AttributeError:
+        from ..tensor import Tensor
+        out = Tensor._make(np.reshape(t._data, shape).copy(), t._dtype)
+        name = "UnsafeViewBackward0"
+    record(name, _view_backward, [t], [out])
+    return out
+
+
+def flatten(t, start_dim=0, end_dim=-1):
+    nd = t._data.ndim
+    if nd == 0:
+        return reshape(t, 1)
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = t._data.shape
+    return reshape(t, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
+
+
+def unflatten(t, dim, sizes):
+    d = wrap_dim(dim, t._data.ndim)
+    shape = t._data.shape
+    return reshape(t, *shape[:d], *sizes, *shape[d + 1:])
+
+
+def _unsqueeze_backward(node, g):
+    return (g.squeeze(node.saved("dim")),)
+
+
+def unsqueeze(t, dim):
+    d = wrap_dim(dim, t._data.ndim + 1)
+    out = view_of(t, np.expand_dims(t._data, d))
+    record("UnsqueezeBackward0", _unsqueeze_backward, [t], [out], {"dim": d})
+    return out
+
+
+def _squeeze_backward(node, g):
+    return (g.reshape(node.input_shape(0)),)
+
+
+def squeeze(t, dim=None):
+    shape = t._data.shape
+    if dim is None:
+        dims, name = tuple(i for i, s in enumerate(shape) if s == 1), "SqueezeBackward0"
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = tuple(wrap_dim(d, len(shape)) for d in dims)
+        dims, name = tuple(d for d in dims if shape[d] == 1), (
+            "SqueezeBackward1" if not isinstance(dim, (tuple, list)) else "SqueezeBackward2")
+    out = view_of(t, np.squeeze(t._data, axis=dims) if dims else t._data.view())
+    record(name, _squeeze_backward, [t], [out], {"dim": dim} if dim is not None else None)
+    return out
+
+
+def _permute_backward(node, g):
+    inverse = np.argsort(node.saved("dims"))
+    return (g.permute(*inverse.tolist()),)
+
+
+def permute(t, *dims, _name="PermuteBackward0"):
+    dims = tuple(wrap_dim(d, t._data.ndim) for d in _shape_arg(dims))
+    if sorted(dims) != list(range(t._data.ndim)):
+        raise RuntimeError("permute(): dims must be a permutation of the tensor's dimensions")
+    out = view_of(t, t._data.transpose(dims))
+    record(_name, _permute_backward, [t], [out], {"dims": dims})
+    return out
+
+
+def _transpose_backward(node, g):
+    return (g.transpose(node.saved("dim0"), node.saved("dim1")),)
+
+
+def transpose(t, dim0, dim1, _name="TransposeBackward0"):
+    nd = t._data.ndim
+    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    out = view_of(t, np.swapaxes(t._data, d0, d1))
+    record(_name, _transpose_backward, [t], [out], {"dim0": d0, "dim1": d1})
+    return out
+
+
+def t_(t):
+    if t._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {t._data.ndim}D")
+    if t._data.ndim < 2:
+        out = view_of(t, t._data.view())
+        record("TBackward0", lambda node, g: (g,), [t], [out])
+        return out
+    return transpose(t, 0, 1, _name="TBackward0")
+
+
+def T(t):
+    return permute(t, *reversed(range(t._data.ndim)))
+
+
+def _expand_backward(node, g):
+    from .reduction import sum_to
+    return (sum_to(g, node.input_shape(0)),)
+
+
+def expand(t, *sizes):
+    sizes = _shape_arg(sizes)
+    shape = t._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
+                           "the number of sizes provided ({}) must be greater or equal to the number of dimensions "
+                           "in the tensor ({})".format(len(sizes), len(shape)))
+    lead = len(sizes) - len(shape)
+    target = []
+    for i, s in enumerate(sizes):
+        cur = shape[i - lead] if i >= lead else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   "non-existing dimension 0")
+            s = cur
+        elif cur is not None and cur != 1 and cur != s:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
+                               f"Tensor sizes: [{', '.join(map(str, shape))}]")
+        target.append(s)
+    out = view_of(t, np.broadcast_to(t._data, tuple(target)))
+    record("ExpandBackward0", _expand_backward, [t], [out])
+    return out
+
+
+def expand_as(t, other):
+    return expand(t, *other.shape)
+
+
+def _clone_backward(node, g):
+    return (g,)
+
+
+def clone(t):
+    from ..tensor import Tensor
+    out = Tensor._make(np.array(t._data, copy=True, order="C"), t._dtype)
+    record("CloneBackward0", _clone_backward, [t], [out])
+    return out
+
+
+def contiguous(t):
+    return t if t._data.flags.c_contiguous else clone(t)
+
+
+def _to_copy_backward(node, g):
+    return (g.to(node.input_meta[0][1]),)
+
+
+def to_dtype(t, dtype, copy=False):
+    from ..tensor import Tensor
+    if dtype is t._dtype and not copy:
+        return t
+    out = Tensor._make(t._data.astype(dtype.np), dtype)
+    if dtype.is_floating_point:
+        record("ToCopyBackward0", _to_copy_backward, [t], [out])
+    return out

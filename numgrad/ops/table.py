@@ -1,0 +1,121 @@
+"""THE op table: one entry per elementwise or reduction op, with its scalar forward, its derivative
+in the same small vocabulary (g: incoming gradient, out: result, a, b, ...: inputs) and torch's node
+name. Kernels, backward nodes, double backward and the op tests are all generated from here."""
+from dataclasses import dataclass, field
+
+# Test domains: how the generated tests draw inputs for each operand.
+REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES = "real", "positive", "nonzero", "unit", "distinct"
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    name: str
+    inputs: tuple
+    forward: str
+    grads: dict  # input name -> derivative expression; "zeros" when the op is flat
+    node: str
+    kind: str = "same"  # "float": integer inputs compute in the default float; "compare": bool result
+    saved_names: dict = field(default_factory=dict)  # input -> torch's _saved_ suffix where not self/other
+    scalar_only: tuple = ()  # inputs that are always Python scalars (exponent, clamp bounds)
+    bool_inputs: tuple = ()  # inputs read as bool (where's condition)
+    domain: dict = field(default_factory=dict)
+    int_ok: bool = True  # defined on int64 tensors
+
+
+def _e(name, inputs, forward, grads, node, **kw):
+    ELEMENTWISE[name] = Elementwise(name, tuple(inputs.split()), forward, grads, node, **kw)
+
+
+ELEMENTWISE = {}
+SQRT_2_OVER_PI, GELU_C = 0.7978845608028654, 0.044715
+_gelu_t = f"tanh({SQRT_2_OVER_PI} * (a + {GELU_C} * a * a * a))"
+
+_e("add", "a b", "a + b", {"a": "g", "b": "g"}, "AddBackward0")
+_e("sub", "a b", "a - b", {"a": "g", "b": "-g"}, "SubBackward0")
+_e("rsub", "a b", "b - a", {"a": "-g"}, "RsubBackward1", scalar_only=("b",))
+_e("mul", "a b", "a * b", {"a": "g * b", "b": "g * a"}, "MulBackward0")
+_e("div", "a b", "a / b", {"a": "g / b", "b": "-g * a / (b * b)"}, "DivBackward0", kind="float",
+   domain={"b": NONZERO})
+# pow: exponent 0 has derivative 0 everywhere (torch avoids 0 * inf at a == 0)
+_e("pow", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))"}, "PowBackward0",
+   saved_names={"b": "exponent"}, scalar_only=("b",), domain={"a": POSITIVE})
+_e("pow_tensor", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))",
+                                    "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
+   "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE}, int_ok=False)
+_e("rpow", "a b", "b ** a", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
+   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), kind="float")
+_e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
+_e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
+_e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"a": POSITIVE})
+_e("log1p", "a", "log1p(a)", {"a": "g / (a + 1)"}, "Log1PBackward0", kind="float", domain={"a": POSITIVE})
+_e("expm1", "a", "expm1(a)", {"a": "g * (out + 1)"}, "Expm1Backward0", kind="float")
+_e("sqrt", "a", "sqrt(a)", {"a": "g / (2 * out)"}, "SqrtBackward0", kind="float", domain={"a": POSITIVE})
+_e("rsqrt", "a", "1 / sqrt(a)", {"a": "-0.5 * g * out * out * out"}, "RsqrtBackward0", kind="float",
+   domain={"a": POSITIVE})
+_e("sin", "a", "sin(a)", {"a": "g * cos(a)"}, "SinBackward0", kind="float")
+_e("cos", "a", "cos(a)", {"a": "-g * sin(a)"}, "CosBackward0", kind="float")
+_e("tan", "a", "tan(a)", {"a": "g * (1 + out * out)"}, "TanBackward0", kind="float", domain={"a": UNIT})
+_e("tanh", "a", "tanh(a)", {"a": "g * (1 - out * out)"}, "TanhBackward0", kind="float")
+_e("sigmoid", "a", "sigmoid(a)", {"a": "g * out * (1 - out)"}, "SigmoidBackward0", kind="float")
+# relu'(0) = 0; NaN passes through the forward as in torch
+_e("relu", "a", "where(a <= 0, 0, a)", {"a": "where(out > 0, g, 0)"}, "ReluBackward0")
+_e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0")  # abs'(0) = sign(0) = 0
+_e("sign", "a", "sign(a)", {"a": "zeros"}, "SignBackward0")
+_e("reciprocal", "a", "1 / a", {"a": "-g * out * out"}, "ReciprocalBackward0", kind="float",
+   domain={"a": NONZERO})
+# clamp passes the gradient at its boundaries (a == min or a == max)
+_clamp_a = "where((a >= lo) & (a <= hi), g, 0)"
+_e("clamp", "a lo hi", "minimum(maximum(a, lo), hi)", {"a": _clamp_a}, "ClampBackward1",
+   saved_names={"lo": "min", "hi": "max"}, scalar_only=("lo", "hi"))
+_e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampBackward1",
+   saved_names={"lo": "min"}, scalar_only=("lo",))
+_e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
+   saved_names={"hi": "max"}, scalar_only=("hi",))
+_e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
+   {"a": _clamp_a, "lo": "where(a < lo, g, 0)", "hi": "where((a > hi) & (a >= lo), g, 0)"},
+   "ClampBackward0", saved_names={"lo": "min", "hi": "max"}, domain={"a": AWAY_FROM_TIES})
+# ties split the gradient evenly between the two sides
+_e("maximum", "a b", "maximum(a, b)", {"a": "where(a == b, g / 2, where(a > b, g, 0))",
+                                        "b": "where(a == b, g / 2, where(b > a, g, 0))"},
+   "MaximumBackward0", domain={"a": AWAY_FROM_TIES})
+_e("minimum", "a b", "minimum(a, b)", {"a": "where(a == b, g / 2, where(a < b, g, 0))",
+                                        "b": "where(a == b, g / 2, where(b < a, g, 0))"},
+   "MinimumBackward0", domain={"a": AWAY_FROM_TIES})
+_e("where", "c a b", "where(c, a, b)", {"a": "where(c, g, 0)", "b": "where(c, 0, g)"}, "WhereBackward0",
+   saved_names={"c": "condition"}, bool_inputs=("c",))
+_e("erf", "a", "erf(a)", {"a": "g * 1.1283791670955126 * exp(-a * a)"}, "ErfBackward0", kind="float")
+_e("gelu", "a", "a * 0.5 * (1 + erf(a * 0.7071067811865476))",
+   {"a": "g * (0.5 * (1 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))"},
+   "GeluBackward0", kind="float")
+_e("gelu_tanh", "a", f"0.5 * a * (1 + {_gelu_t})",
+   {"a": f"g * (0.5 * (1 + {_gelu_t}) + 0.5 * a * (1 - {_gelu_t} * {_gelu_t}) * {SQRT_2_OVER_PI} * "
+         f"(1 + {3 * GELU_C} * a * a))"},
+   "GeluBackward0", kind="float")
+for _name, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
+    _e(_name, "a b", f"a {_op} b", {}, "", kind="compare")
+_e("logical_and", "a b", "(a != 0) & (b != 0)", {}, "", kind="compare")
+_e("logical_or", "a b", "(a != 0) | (b != 0)", {}, "", kind="compare")
+_e("logical_xor", "a b", "(a != 0) != (b != 0)", {}, "", kind="compare")
+_e("logical_not", "a", "a == 0", {}, "", kind="compare")
+_e("isnan", "a", "isnan(a)", {}, "", kind="compare")
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A fold over one axis: `update` statements fold `x_i` at position `k` into ACC (and BEST, the
+    winning position, for selecting reductions); `combine` folds per-thread partials."""
+    name: str
+    update: tuple
+    combine: str = ""  # numpy ufunc folding partial results
+    selects: bool = False  # the result is one of the inputs (max/min): it has an index
+
+
+REDUCTIONS = {
+    "sum": Reduction("sum", ("ACC = ACC + x_i",), "add"),
+    "prod": Reduction("prod", ("ACC = ACC * x_i",), "multiply"),
+    # NaN wins as soon as it is seen and stays, as in torch
+    "max": Reduction("max", ("if x_i > ACC or (x_i != x_i and ACC == ACC):", "    ACC = x_i", "    BEST = k"),
+                     "maximum", True),
+    "min": Reduction("min", ("if x_i < ACC or (x_i != x_i and ACC == ACC):", "    ACC = x_i", "    BEST = k"),
+                     "minimum", True),
+}

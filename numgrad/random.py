@@ -1,0 +1,78 @@
+"""The global random generator: manual_seed, rand, randn, randint and their *_like forms."""
+import numpy as np
+
+from . import dtypes
+
+_generator = [np.random.default_rng()]
+
+
+def manual_seed(seed):
+    _generator[0] = np.random.default_rng(int(seed))
+    return _generator[0]
+
+
+def seed():
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def generator():
+    return _generator[0]
+
+
+def _float_dtype(dtype):
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if not d.is_floating_point:
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{ {"int64": "Long", "bool": "Bool"}[d.name] }\'')
+    return d
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    from .creation import _size, _wrap
+    d = _float_dtype(dtype)
+    data = (generator or _generator[0]).random(_size(size), dtype=d.np)
+    return _wrap(data, d, device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    from .creation import _size, _wrap
+    d = _float_dtype(dtype)
+    data = (generator or _generator[0]).standard_normal(_size(size), dtype=d.np)
+    return _wrap(data, d, device, requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    from .creation import _size, _wrap
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    data = (generator or _generator[0]).integers(low, high, _size((size,)), dtype=np.int64).astype(d.np)
+    return _wrap(data, d, device, requires_grad)
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False):
+    from .creation import _wrap
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    return _wrap(_generator[0].permutation(int(n)).astype(d.np), d, device, requires_grad)
+
+
+def rand_like(t, dtype=None, requires_grad=False, device=None):
+    return rand(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False, device=None):
+    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randint_like(t, low=0, high=None, dtype=None, requires_grad=False, device=None):
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, dtype=None, requires_grad=False):
+    from .creation import _wrap
+    d = _float_dtype(dtype)
+    data = _generator[0].normal(mean, std, size=tuple(size) if size is not None else ()).astype(d.np)
+    return _wrap(data, d, None, requires_grad)

@@ -1,0 +1,353 @@
+"""Tensor: a numpy array with dtype and device, autograd fields, and operators that dispatch to ops."""
+import warnings
+
+import numpy as np
+
+from . import _printing, dtypes
+from .autograd.grad_mode import STATE
+
+NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
+    "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
+    "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+    "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+    "more information. (Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
+NON_LEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+    "subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+class Size(tuple):
+    """torch.Size: a tuple that prints as `torch.Size([2, 3])`."""
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(d) for d in self)}])"
+
+    def numel(self):
+        return int(np.prod(self))
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+class device:
+    """Where a tensor lives; only the CPU until the CUDA target lands."""
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if ":" in type:
+            type, index = type.split(":")[0], int(type.split(":")[1])
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def check_device(d):
+    if d is not None and device(d).type != "cpu":
+        raise RuntimeError("Torch not compiled with CUDA enabled")
+
+
+class Tensor:
+    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
+                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "__weakref__", "__dict__")
+    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    @classmethod
+    def _make(cls, data, dtype, requires_grad=False):
+        t = object.__new__(cls)
+        t._data, t._dtype, t._requires_grad = data, dtype, requires_grad
+        t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
+        t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
+        return t
+
+    def __new__(cls, *args, **kwargs):
+        from . import creation
+        if len(args) == 1 and not isinstance(args[0], int):
+            return creation.tensor(args[0], dtype=dtypes.get_default_dtype())
+        return creation.empty(*args, **kwargs)
+
+    # ---- metadata -------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        return Size(self._data.shape) if dim is None else self._data.shape[self._wrap_dim(dim)]
+
+    def _wrap_dim(self, dim):
+        from .ops.shape import wrap_dim
+        return wrap_dim(dim, self._data.ndim)
+
+    def dim(self):
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[self._wrap_dim(dim)]
+
+    def is_inference(self):
+        return self._is_inference
+
+    # ---- autograd fields ------------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._dtype is not self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        import weakref
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None and not self._retains_grad:
+            self._grad_fn._retained[self._output_nr] = weakref.ref(self)
+            self._retains_grad = True
+
+    def register_hook(self, hook):
+        from .autograd.node import HookDict, add_hook
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            hooks = self._grad_fn._tensor_pre_hooks.setdefault(self._output_nr, HookDict())
+        else:
+            if self._hooks is None:
+                self._hooks = HookDict()
+            hooks = self._hooks
+        return add_hook(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import functional
+        functional.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = Tensor._make(self._data, self._dtype)
+        t._vc, t._is_inference = self._vc, self._is_inference  # detach shares the version counter
+        return t
+
+    def detach_(self):
+        self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
+        return self
+
+    @property
+    def data(self):
+        t = Tensor._make(self._data, self._dtype)  # .data changes are invisible to autograd
+        t._is_inference = self._is_inference
+        return t
+
+    @data.setter
+    def data(self, value):
+        self._data, self._dtype = value._data, value._dtype
+
+    # ---- conversion -----------------------------------------------------------------------------
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        return _printing.format_tensor(self._data, dtype=self._dtype.name,
+                                       grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
+                                       requires_grad=self._requires_grad,
+                                       default_dtype=dtypes.get_default_dtype().name)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = Tensor._make(self._data.copy(), self._dtype, self._requires_grad)
+        memo[id(self)] = t
+        return t
+
+    # ---- in-place machinery -------------------------------------------------------------------
+    def _check_inplace(self):
+        if self._is_inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_INPLACE)
+        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
+            raise RuntimeError(LEAF_INPLACE)
+
+    def _write(self, result):
+        """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
+        grad_fn rebased onto the op that produced `result`."""
+        self._check_inplace()
+        if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and \
+                not (result._dtype is dtypes.bool_):
+            raise RuntimeError(f"result type {_type_name(result._dtype)} can't be cast to the desired output "
+                               f"type {_type_name(self._dtype)}")
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(result._data.shape)}")
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._vc[0] += 1
+        node = result._grad_fn
+        if node is not None:
+            self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+            saved = node._saved.get("result")
+            if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
+                saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]
+        return self
+
+
+def _type_name(d):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[d.name]
+
+
+def _rebuild(data, dtype_name, requires_grad):
+    return Tensor._make(data, dtypes._by_name(dtype_name), requires_grad)

@@ -1,0 +1,179 @@
+"""Binds the functional API onto Tensor as methods, operators and in-place forms."""
+import numpy as np
+
+from . import dtypes, functional as F
+from .ops import indexing, reduction, shape
+from .tensor import Tensor
+
+
+def _bind(name, fn):
+    setattr(Tensor, name, fn)
+
+
+for _name in ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+              "relu", "abs", "sign", "reciprocal", "erf", "logical_not", "isnan", "square", "floor", "ceil",
+              "round", "trunc", "add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max",
+              "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+              "logical_xor", "equal", "allclose", "isclose", "all", "any", "sum", "mean", "prod", "max", "min",
+              "amax", "amin", "argmax", "argmin", "norm", "var", "std", "logsumexp", "softmax", "log_softmax",
+              "nonzero", "subtract", "multiply", "divide", "true_divide", "negative", "absolute", "greater",
+              "less", "greater_equal", "less_equal", "not_equal"):
+    _bind(_name, getattr(F, _name))
+
+for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
+              "expand", "expand_as", "clone", "contiguous"):
+    _bind(_name, getattr(shape, _name))
+Tensor.t = shape.t_
+Tensor.T = property(shape.T)
+Tensor.mT = property(lambda t: shape.transpose(t, -2, -1))
+Tensor.swapaxes = Tensor.swapdims = shape.transpose
+Tensor.gather = indexing.gather
+Tensor.where = lambda self, condition, other: F.where(condition, self, other)
+
+
+def _reflected(fn):
+    return lambda self, other: fn(other, self)
+
+
+Tensor.__add__ = F.add
+Tensor.__radd__ = _reflected(F.add)
+Tensor.__sub__ = F.sub
+Tensor.__rsub__ = _reflected(F.sub)
+Tensor.__mul__ = F.mul
+Tensor.__rmul__ = _reflected(F.mul)
+Tensor.__truediv__ = F.div
+Tensor.__rtruediv__ = _reflected(F.div)
+Tensor.__pow__ = F.pow
+Tensor.__rpow__ = _reflected(F.pow)
+Tensor.__neg__ = F.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = F.abs
+Tensor.__eq__ = F.eq
+Tensor.__ne__ = F.ne
+Tensor.__lt__ = F.lt
+Tensor.__le__ = F.le
+Tensor.__gt__ = F.gt
+Tensor.__ge__ = F.ge
+Tensor.__hash__ = lambda self: id(self)
+
+
+def _logical(name, bitwise_int):
+    def op(self, other):
+        if self.dtype is dtypes.bool_ and (not isinstance(other, Tensor) or other.dtype is dtypes.bool_):
+            return getattr(F, name)(self, other)
+        other_data = other._data if isinstance(other, Tensor) else other
+        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)), self.dtype)
+    return op
+
+
+Tensor.__and__ = Tensor.__rand__ = _logical("logical_and", np.bitwise_and)
+Tensor.__or__ = Tensor.__ror__ = _logical("logical_or", np.bitwise_or)
+Tensor.__xor__ = Tensor.__rxor__ = _logical("logical_xor", np.bitwise_xor)
+
+
+def _invert(self):
+    if self.dtype is dtypes.bool_:
+        return F.logical_not(self)
+    if self.dtype.is_floating_point:
+        raise TypeError("ufunc 'invert' not supported for the input types")
+    return Tensor._make(np.invert(self._data), self.dtype)
+
+
+Tensor.__invert__ = _invert
+
+
+def _floordiv(self, other):
+    return F.div(self, other, rounding_mode="floor")
+
+
+Tensor.__floordiv__ = _floordiv
+
+
+# ---- in-place forms: compute out of place, then write into self (version bump, grad_fn rebase) ----
+
+def _inplace(fn):
+    def op(self, *args, **kwargs):
+        self._check_inplace()
+        return self._write(fn(self, *args, **kwargs))
+    return op
+
+
+for _name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max", "relu", "neg", "exp",
+              "log", "sqrt", "abs", "sigmoid", "tanh", "sign", "reciprocal", "square", "sin", "cos", "floor",
+              "round", "maximum", "minimum", "logical_not", "erf", "log1p", "expm1", "rsqrt", "tan"):
+    _bind(_name + "_", _inplace(getattr(F, _name)))
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+
+
+def _fill_from(self, source):
+    """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op."""
+    from .autograd.node import record
+    self._check_inplace()
+    src = source if isinstance(source, Tensor) else None
+    value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
+    out = Tensor._make(value.astype(self._dtype.np), self._dtype)
+    if src is not None and src._dtype.is_floating_point and self._dtype.is_floating_point:
+        record("CopyBackward0", _copy_backward, [self, src], [out], {"src_shape": src._data.shape})
+    elif self._requires_grad:
+        record("FillBackward0" if src is None or src._data.ndim == 0 else "CopyBackward0",
+               lambda node, g: (g * 0,), [self], [out])
+    return self._write(out)
+
+
+def _copy_backward(node, g):
+    return (g * 0, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1]))
+
+
+def fill_(self, value):
+    return _fill_from(self, value)
+
+
+def zero_(self):
+    return _fill_from(self, 0)
+
+
+def copy_(self, src, non_blocking=False):
+    return _fill_from(self, src)
+
+
+Tensor.fill_, Tensor.zero_, Tensor.copy_ = fill_, zero_, copy_
+
+
+# ---- dtype conversion -----------------------------------------------------------------------------
+
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+    from .tensor import check_device
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, dtypes.dtype):
+            dtype = a
+        else:
+            device = a
+    check_device(device)
+    if dtype is None:
+        return shape.clone(self) if copy else self
+    return shape.to_dtype(self, dtypes.to_dtype(dtype), copy)
+
+
+Tensor.to = to
+Tensor.float = lambda self: to(self, dtypes.float32)
+Tensor.double = lambda self: to(self, dtypes.float64)
+Tensor.long = lambda self: to(self, dtypes.int64)
+Tensor.int = lambda self: to(self, dtypes.int64)
+Tensor.bool = lambda self: to(self, dtypes.bool_)
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.cpu = lambda self: self
+Tensor.new_tensor = lambda self, data, dtype=None, requires_grad=False: __import__("numgrad").tensor(
+    data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+Tensor.new_zeros = lambda self, *size, dtype=None, requires_grad=False: __import__("numgrad").zeros(
+    *size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+Tensor.new_ones = lambda self, *size, dtype=None, requires_grad=False: __import__("numgrad").ones(
+    *size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+Tensor.new_full = lambda self, size, value, dtype=None, requires_grad=False: __import__("numgrad").full(
+    size, value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+Tensor.new_empty = Tensor.new_zeros

@@ -9,7 +9,9 @@ from .dtypes import bool_ as bool, double, float, float32, float64, get_default_
     set_default_dtype
 from .functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins on purpose, as torch does
-from .ops.indexing import gather
+from .ops.indexing import *  # noqa: F401,F403
+from .ops.join import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
 from .tensor import Size, Tensor, device

@@ -28,15 +28,19 @@ def _float_dtype(dtype):
     return d
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
     from .creation import _size, _wrap
+    if "size" in kw:  # torch accepts rand(size=(2, 3)) as well as rand(2, 3)
+        size = (kw.pop("size"),)
     d = _float_dtype(dtype)
     data = (generator or _generator[0]).random(_size(size), dtype=d.np)
     return _wrap(data, d, device, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
     from .creation import _size, _wrap
+    if "size" in kw:  # torch accepts randn(size=(2, 3)) as well as randn(2, 3)
+        size = (kw.pop("size"),)
     d = _float_dtype(dtype)
     data = (generator or _generator[0]).standard_normal(_size(size), dtype=d.np)
     return _wrap(data, d, device, requires_grad)

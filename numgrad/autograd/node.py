@@ -3,6 +3,7 @@ import itertools
 import re
 import weakref
 
+from ..tensor import Tensor
 from .grad_mode import STATE
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -78,7 +79,6 @@ class Node:
 
     def save(self, name, value, is_output=False):
         """Saves a tensor (packed with version and hooks) or a plain value for backward."""
-        from ..tensor import Tensor
         self._saved[name] = SavedTensor(value, self, is_output) if isinstance(value, Tensor) else value
 
     def saved(self, name):
@@ -177,7 +177,6 @@ class SavedTensor:
         if self.hooks is not None:
             return self.hooks[1](self.packed)
         if self.vc[0] != self.version:
-            from ..tensor import Tensor
             shown = self.tensor if self.tensor is not None else Tensor._make(self.data, self.dtype)
             op = re.sub(r"Backward\d*$", "", self.grad_fn_name or "")
             where = f", which is output {self.output_nr} of {op}" if op else ""
@@ -188,7 +187,6 @@ class SavedTensor:
                 "to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         if self.tensor is not None:
             return self.tensor
-        from ..tensor import Tensor
         out = Tensor._make(self.data, self.dtype)
         out._vc, out._requires_grad = self.vc, self.requires_grad
         if self.requires_grad:

@@ -1,6 +1,7 @@
 """Applies op-table elementwise entries: promotion, broadcasting, the generated kernel, the backward node."""
 import ast
 import functools
+import math
 
 import numpy as np
 
@@ -8,6 +9,7 @@ from .. import dtypes
 from ..autograd.grad_mode import STATE
 from ..autograd.node import Node, edge_of
 from ..kernels import cpu
+from ..tensor import Tensor
 from .table import ELEMENTWISE
 
 
@@ -34,25 +36,33 @@ def _mismatch(shapes, i, ndim):
 def operand(value, shape, n, np_dtype):
     """A kernel argument: a scalar for Python numbers and one-element tensors, else a flat contiguous
     array of the broadcast shape (broadcast operands are materialised)."""
-    from ..tensor import Tensor
-    if not isinstance(value, Tensor):
+    if value.__class__ is not Tensor and not isinstance(value, Tensor):
         return np_dtype.type(value)
     arr = value._data
     if arr.size == 1:
-        return np_dtype.type(arr.reshape(-1)[0])
+        return np_dtype.type(arr.item())
     if arr.dtype != np_dtype:
         arr = arr.astype(np_dtype)
     if arr.shape != shape:
         arr = np.broadcast_to(arr, shape)
-    return np.ravel(arr)
+    return arr.ravel()
 
 
-def _kernel_dtype_name(d):
-    return "bool_" if d == np.bool_ else d.name
+_KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dtype(np.float32): "float32",
+                 np.dtype(np.float64): "float64"}
+_BOOL = np.dtype(np.bool_)
 
 
 def _names_in(expr):
     return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+
+
+@functools.lru_cache(maxsize=None)
+def _used_names(name, needed):
+    """The inputs (and `out`) that the derivatives of the `needed` inputs read: what backward saves."""
+    entry = ELEMENTWISE[name]
+    used = set().union(*(_names_in(entry.grads[nm]) for nm in needed if entry.grads[nm] != "zeros"))
+    return tuple(nm for nm in (*entry.inputs, "out") if nm in used)
 
 
 def _check_bool_arithmetic(entry, compute):
@@ -67,7 +77,6 @@ def _check_bool_arithmetic(entry, compute):
 
 def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
-    from ..tensor import Tensor
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, Tensor)]
     values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
@@ -77,12 +86,12 @@ def apply(name, *args):
         compute = dtypes.get_default_dtype()
     _check_bool_arithmetic(entry, compute)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
-    shape = broadcast_shapes(*(t._data.shape for t in tensors))
-    n = int(np.prod(shape))
-    kargs = [operand(a, shape, n, np.dtype(np.bool_) if nm in entry.bool_inputs else compute.np)
+    shape = tensors[0]._data.shape if len(tensors) == 1 else broadcast_shapes(*(t._data.shape for t in tensors))
+    n = math.prod(shape)
+    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else compute.np)
              for a, nm in zip(args, entry.inputs)]
-    (flat,) = cpu.run_elementwise(name, entry.inputs, (("out", entry.forward),), kargs, (out_dtype.np,), n,
-                                  _kernel_dtype_name(compute.np))
+    (flat,) = cpu.run_elementwise(name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                                  _KERNEL_DTYPE[compute.np])
     result = Tensor._make(flat.reshape(shape), out_dtype)
     if entry.grads and STATE.grad_enabled and any(t._requires_grad for t in tensors):
         node_class(name)(entry, args, result, compute)
@@ -100,7 +109,6 @@ class ElementwiseBackward(Node):
     single pass; with create_graph the same derivative expressions run as differentiable tensor ops."""
 
     def __init__(self, entry, args, result, compute):
-        from ..tensor import Tensor
         super().__init__()
         self.entry, self.compute = entry, compute
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
@@ -110,8 +118,7 @@ class ElementwiseBackward(Node):
         self.needed = tuple(nm for nm, (node, _) in zip(self.differentiable, self.next_functions)
                             if node is not None and nm in entry.grads)
         self.meta = {nm: (a._data.shape, a._dtype) for nm, a in zip(entry.inputs, args) if isinstance(a, Tensor)}
-        used = set().union(*(_names_in(entry.grads[nm]) for nm in self.needed if entry.grads[nm] != "zeros"))
-        self.used = tuple(nm for nm in (*entry.inputs, "out") if nm in used)
+        self.used = _used_names(entry.name, self.needed)
         self.out_shape = result._data.shape
         for nm in self.used:
             value = result if nm == "out" else args[entry.inputs.index(nm)]
@@ -124,7 +131,6 @@ class ElementwiseBackward(Node):
         return self.entry.saved_names.get(nm) or {"a": "self", "b": "other"}.get(nm, nm)
 
     def apply(self, grads):
-        from ..tensor import Tensor
         from . import reduction
         g = grads[0]
         values = {nm: self.saved(self._attr(nm)) for nm in self.used}
@@ -144,10 +150,9 @@ class ElementwiseBackward(Node):
         return out
 
     def _kernel_mode(self, g, values):
-        from ..tensor import Tensor
         entry, shape, np_dtype = self.entry, self.out_shape, self.compute.np
-        n = int(np.prod(shape))
-        exprs = tuple((f"grad_{nm}", entry.grads[nm]) for nm in self.needed if entry.grads[nm] != "zeros")
+        n = math.prod(shape)
+        exprs = _backward_outputs(entry.name, self.needed)
         results = {nm: Tensor._make(np.zeros(shape, np_dtype), self.compute)
                    for nm in self.needed if entry.grads[nm] == "zeros"}
         if exprs:
@@ -155,8 +160,8 @@ class ElementwiseBackward(Node):
             args = [operand(g, shape, n, np_dtype)] + [
                 operand(values[nm], shape, n, np.dtype(np.bool_) if nm in entry.bool_inputs else np_dtype)
                 for nm in self.used]
-            flats = cpu.run_elementwise(f"{entry.name}_backward", names, exprs, args, [np_dtype] * len(exprs),
-                                        n, _kernel_dtype_name(np_dtype))
+            flats = cpu.run_elementwise(entry.name + "_backward", names, exprs, args, [np_dtype] * len(exprs),
+                                        n, _KERNEL_DTYPE[np_dtype])
             for (key, _), flat in zip(exprs, flats):
                 results[key[5:]] = Tensor._make(flat.reshape(shape), self.compute)
         return results
@@ -173,6 +178,12 @@ class ElementwiseBackward(Node):
                 r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
                 results[nm] = r if hasattr(r, "_data") else functional.full_like(g, r)
         return results
+
+
+@functools.lru_cache(maxsize=None)
+def _backward_outputs(name, needed):
+    entry = ELEMENTWISE[name]
+    return tuple((f"grad_{nm}", entry.grads[nm]) for nm in needed if entry.grads[nm] != "zeros")
 
 
 @functools.lru_cache(maxsize=None)

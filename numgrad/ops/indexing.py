@@ -4,6 +4,8 @@ import numpy as np
 from ..autograd.node import record
 from .shape import wrap_dim
 
+__all__ = ["gather"]
+
 
 def _gather_backward(node, g):
     return (scatter_into_zeros(node.input_shape(0), node.saved("dim"), node.saved("index"), g), None)

@@ -21,6 +21,10 @@ class Elementwise:
     domain: dict = field(default_factory=dict)
     int_ok: bool = True  # defined on int64 tensors
 
+    @property
+    def forward_outputs(self):
+        return (("out", self.forward),)
+
 
 def _e(name, inputs, forward, grads, node, **kw):
     ELEMENTWISE[name] = Elementwise(name, tuple(inputs.split()), forward, grads, node, **kw)

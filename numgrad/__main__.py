@@ -1,0 +1,4 @@
+"""`python -m numgrad` runs the benchmark."""
+from .bench import main
+
+main()

@@ -1,0 +1,2 @@
+"""Joining and splitting: cat, stack, split, chunk, unbind, with backward."""
+__all__ = []

@@ -39,8 +39,8 @@ def operand(value, shape, n, np_dtype):
     if value.__class__ is not Tensor and not isinstance(value, Tensor):
         return np_dtype.type(value)
     arr = value._data
-    if arr.size == 1:
-        return np_dtype.type(arr.item())
+    if arr.size == 1 or (arr.size and not any(arr.strides)):  # one value, possibly expanded
+        return np_dtype.type(arr.flat[0])
     if arr.dtype != np_dtype:
         arr = arr.astype(np_dtype)
     if arr.shape != shape:

@@ -150,13 +150,21 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if self._grad_fn is not None:  # the attribute form words it more briefly than requires_grad_()
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." if flag else
+                               NON_LEAF_REQUIRES_GRAD)
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
         if self._grad_fn is not None:
+            if requires_grad:
+                return self
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
         if requires_grad and not self._dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._is_inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                               "allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -320,8 +328,13 @@ class Tensor:
     def _check_inplace(self):
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
+        if STATE.grad_enabled:
+            if self._requires_grad and self._grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE)
+            base = self._base
+            if base is not None and base._requires_grad and base._grad_fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
 
     def _write(self, result):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the

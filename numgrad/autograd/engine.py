@@ -1,7 +1,11 @@
 """The backward engine: walks the graph iteratively in dependency order and accumulates gradients."""
 import heapq
 
+import numpy as np
+
 from .grad_mode import STATE
+from ..kernels import cpu
+from ..tensor import Tensor
 from .node import AccumulateGrad, edge_of
 
 
@@ -14,9 +18,9 @@ def _root_grads(outputs, grad_outputs, create_graph):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
-            if out.numel() != 1:
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = creation.ones_like(out)
+            g = Tensor._make(np.ones(out._data.shape, out._dtype.np), out._dtype)
         elif not isinstance(g, type(out)):
             g = creation.tensor(g, dtype=out.dtype)
         elif g.shape != out.shape:
@@ -154,4 +158,17 @@ def accumulate_into_grad(leaf, g, create_graph=None):
     elif leaf._grad is None:
         leaf._grad = g.detach().clone()
     else:
-        leaf._grad.add_(g)
+        _add_into(leaf._grad, g)
+
+
+def _add_into(acc, g):
+    """acc += g without recording: .grad accumulation outside create_graph."""
+    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
+        from ..ops.elementwise import operand
+        flat = acc._data.reshape(-1)
+        n = flat.size
+        cpu.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, operand(g, acc._data.shape, n, flat.dtype)],
+                            None, n, flat.dtype.name, outs=[flat])
+        acc._vc[0] += 1
+    else:
+        acc.add_(g)

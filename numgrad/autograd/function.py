@@ -30,6 +30,7 @@ class FunctionCtx:
 
 class BackwardCFunction(FunctionCtx, Node):
     _function = None
+    __repr__ = object.__repr__  # <torch.autograd.function.MultiplyAddBackward object at 0x...>
 
     def __init__(self):
         Node.__init__(self)
@@ -69,7 +70,9 @@ class FunctionMeta(type):
 
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_function": cls})
+        # the module torch gives these classes, so that printed grad_fns read the same
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"_function": cls, "__module__": "torch.autograd.function"})
 
 
 class Function(metaclass=FunctionMeta):

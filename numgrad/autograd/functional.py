@@ -3,6 +3,14 @@ from . import engine
 from .node import edge_of
 
 
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+
+
 def _seq(x):
     if x is None:
         return None
@@ -14,6 +22,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _seq(grad_tensors) or [None] * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        import warnings
+        warnings.warn(CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     if inputs is None:
         engine.run(tensors, grads, retain_graph, create_graph)
         return

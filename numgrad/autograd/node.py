@@ -163,7 +163,8 @@ class SavedTensor:
         if self.hooks is not None:
             self.packed, self.tensor = self.hooks[0](t if not is_output else t.detach()), None
         elif is_output:
-            self.tensor, self.data, self.dtype, self.requires_grad = None, t._data, t._dtype, t._requires_grad
+            # an op's output requires grad even if its node is not linked to it yet
+            self.tensor, self.data, self.dtype, self.requires_grad = None, t._data, t._dtype, True
         else:
             self.tensor = t
 

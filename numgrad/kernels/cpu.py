@@ -1,5 +1,6 @@
 """CPU target: njit/prange loop headers around generated bodies, serial for small arrays."""
 import functools
+import math
 
 import numpy as np
 
@@ -8,25 +9,35 @@ from . import codegen
 # Below this many elements a parallel launch costs more than it saves.
 PARALLEL_MIN = 1 << 16
 
+# error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError
 LOOP_HEADERS = {
-    "serial": ("@njit(cache=True)", "range"),
-    "parallel": ("@njit(cache=True, parallel=True)", "prange"),
+    "serial": ("@njit(cache=True, error_model='numpy')", "range"),
+    "parallel": ("@njit(cache=True, parallel=True, error_model='numpy')", "prange"),
 }
 
 
-@functools.lru_cache(maxsize=None)
+_elementwise_cache = {}
+
+
 def elementwise_kernels(name, inputs, is_array, outputs, dtype_name):
     """(serial, parallel) kernels computing `outputs` (a tuple of (name, expr)) from `inputs`."""
-    source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADERS)
-    module = codegen.load_module(f"{name}_{dtype_name}", source)
-    return module.serial, module.parallel
+    key = (name, is_array, outputs, dtype_name)
+    kernels = _elementwise_cache.get(key)
+    if kernels is None:
+        source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADERS)
+        module = codegen.load_module(f"{name}_{dtype_name}", source)
+        kernels = _elementwise_cache[key] = (module.serial, module.parallel)
+    return kernels
 
 
-def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name):
-    """Runs one generated loop over `n` elements; `args` are flat contiguous arrays or scalars."""
-    is_array = tuple(isinstance(a, np.ndarray) for a in args)
-    serial, parallel = elementwise_kernels(name, tuple(inputs), is_array, tuple(outputs), dtype_name)
-    outs = [np.empty(n, d) for d in out_dtypes]
+def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
+    """Runs one generated loop over `n` elements; `args` are flat contiguous arrays or scalars.
+    `name` must identify `inputs` and `outputs` (it keys the kernel cache together with the rest).
+    `outs` are flat arrays to write into (an output may be one of the inputs); by default fresh ones."""
+    is_array = tuple([a.__class__ is np.ndarray for a in args])
+    serial, parallel = elementwise_kernels(name, inputs, is_array, outputs, dtype_name)
+    if outs is None:
+        outs = [np.empty(n, d) for d in out_dtypes]
     if n:
         (parallel if n >= PARALLEL_MIN else serial)(*args, *outs, n)
     return outs
@@ -34,6 +45,7 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name):
 
 @functools.lru_cache(maxsize=None)
 def reduction_kernels(name, update, acc_dtype_name):
+    """(serial, parallel) kernels folding with `update` (see codegen.reduction_source)."""
     source = codegen.reduction_source(update, acc_dtype_name, LOOP_HEADERS)
     module = codegen.load_module(f"reduce_{name}_{acc_dtype_name}", source)
     return module.serial, module.parallel
@@ -46,6 +58,8 @@ INNER_BLOCK = 1024
 def _layout(x, axes):
     """Views `x` as a contiguous (outer, K, inner) array with the reduced `axes` in the middle."""
     nd = x.ndim
+    if len(axes) == nd and x.flags.c_contiguous:  # the whole tensor
+        return x, 1, x.size, 1
     if axes and list(axes) != list(range(axes[0], axes[-1] + 1)):
         keep = [d for d in range(nd) if d not in axes]
         x = x.transpose(keep + list(axes))
@@ -53,9 +67,9 @@ def _layout(x, axes):
     x = np.ascontiguousarray(x)
     shape = x.shape
     if not axes:
-        return x, int(np.prod(shape)), 1, 1
+        return x, math.prod(shape), 1, 1
     r0, r1 = axes[0], axes[-1] + 1
-    return x, int(np.prod(shape[:r0])), int(np.prod(shape[r0:r1])), int(np.prod(shape[r1:]))
+    return x, math.prod(shape[:r0]), math.prod(shape[r0:r1]), math.prod(shape[r1:])
 
 
 def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=False):

@@ -75,26 +75,60 @@ def _check_bool_arithmetic(entry, compute):
                            "instead.")
 
 
+def _promote(entry, args):
+    """The dtype the kernel computes in. Fast path: tensors of one dtype, with Python scalars of a
+    category no higher than theirs (the common `x * x`, `x + 2`)."""
+    first = None
+    for a, nm in zip(args, entry.inputs):
+        if nm in entry.bool_inputs:
+            continue
+        if isinstance(a, Tensor):
+            d = a._dtype
+            if first is None:
+                first = d
+            elif d is not first:
+                first = None
+                break
+        elif not (isinstance(a, float) or isinstance(a, int)):
+            first = None
+            break
+    if first is not None and (first.is_floating_point or not any(
+            isinstance(a, float) for a in args if not isinstance(a, Tensor))):
+        compute = first
+    else:
+        values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
+        compute = dtypes.result_type([(t._dtype, t._data.ndim) for t in values if isinstance(t, Tensor)],
+                                     [s for s in values if not isinstance(s, Tensor)])
+    if entry.kind == "float" and not compute.is_floating_point:
+        compute = dtypes.get_default_dtype()
+    if compute is dtypes.bool_:
+        _check_bool_arithmetic(entry, compute)
+    return compute
+
+
 def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, Tensor)]
-    values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
-    compute = dtypes.result_type([(t._dtype, t._data.ndim) for t in values if isinstance(t, Tensor)],
-                                 [s for s in values if not isinstance(s, Tensor)])
-    if entry.kind == "float" and not compute.is_floating_point:
-        compute = dtypes.get_default_dtype()
-    _check_bool_arithmetic(entry, compute)
+    compute = _promote(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
-    shape = tensors[0]._data.shape if len(tensors) == 1 else broadcast_shapes(*(t._data.shape for t in tensors))
+    shape = tensors[0]._data.shape
+    for t in tensors:
+        if t._data.shape != shape:
+            shape = broadcast_shapes(*(t._data.shape for t in tensors))
+            break
     n = math.prod(shape)
-    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else compute.np)
+    np_dtype = compute.np
+    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype)
              for a, nm in zip(args, entry.inputs)]
     (flat,) = cpu.run_elementwise(name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                  _KERNEL_DTYPE[compute.np])
+                                  _KERNEL_DTYPE[np_dtype])
     result = Tensor._make(flat.reshape(shape), out_dtype)
-    if entry.grads and STATE.grad_enabled and any(t._requires_grad for t in tensors):
-        node_class(name)(entry, args, result, compute)
+    if entry.grads and STATE.grad_enabled:
+        for t in tensors:
+            if t._requires_grad:
+                node_class(name)(entry, args, result, compute)
+                break
     return result
 
 
@@ -131,7 +165,6 @@ class ElementwiseBackward(Node):
         return self.entry.saved_names.get(nm) or {"a": "self", "b": "other"}.get(nm, nm)
 
     def apply(self, grads):
-        from . import reduction
         g = grads[0]
         values = {nm: self.saved(self._attr(nm)) for nm in self.used}
         if STATE.grad_enabled:
@@ -145,7 +178,9 @@ class ElementwiseBackward(Node):
                 out.append(None)
                 continue
             shape, dtype = self.meta[nm]
-            r = reduction.sum_to(r, shape)
+            if r._data.shape != shape:
+                from .reduction import sum_to
+                r = sum_to(r, shape)
             out.append(r if r._dtype is dtype else r.to(dtype))
         return out
 

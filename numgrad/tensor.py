@@ -347,15 +347,31 @@ class Tensor:
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
-        np.copyto(self._data, result._data, casting="unsafe")
-        self._vc[0] += 1
         node = result._grad_fn
         if node is not None:
+            _keep_saved_originals(node, self)
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._vc[0] += 1
+        if node is not None and self._base is not None:
+            from .ops.shape import rebase_view
+            rebase_view(self, result)
+        elif node is not None:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
             saved = node._saved.get("result")
             if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
                 saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]
         return self
+
+
+def _keep_saved_originals(node, target):
+    """The op being written into `target` may have saved `target` itself (mul_ saves self for the other
+    input's gradient): give it a clone of the values about to be overwritten, as torch's in-place ops do."""
+    from .autograd.node import SavedTensor
+    from .ops.shape import clone
+    for saved in node._saved.values():
+        if isinstance(saved, SavedTensor) and saved.tensor is not None and saved.vc is target._vc:
+            saved.tensor = clone(saved.tensor)
+            saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
 
 
 def _type_name(d):

@@ -212,12 +212,17 @@ _node_classes = {}
 
 
 def op_node_class(name, backward_fn):
+    """The node class for `name`; a C++-style name ("torch::autograd::CopySlices") names the class by
+    its last part and is what name() returns, as in torch."""
     key = (name, backward_fn)
     cls = _node_classes.get(key)
     if cls is None:
         def bound(self, *grads, _fn=backward_fn):
             return _fn(self, *grads)
-        cls = _node_classes[key] = type(name, (OpNode,), {"backward_fn": bound})
+        attrs = {"backward_fn": bound}
+        if "::" in name:
+            attrs["name"] = lambda self, _full=name: _full
+        cls = _node_classes[key] = type(name.split("::")[-1], (OpNode,), attrs)
     return cls
 
 

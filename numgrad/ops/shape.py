@@ -219,3 +219,60 @@ def to_dtype(t, dtype, copy=False):
     if dtype.is_floating_point:
         record("ToCopyBackward0", _to_copy_backward, [t], [out])
     return out
+
+
+# ---- in-place writes through a view: the root's graph is rebased onto a CopySlices node -------------
+
+def _region_spec(view, root):
+    """Where `view` sits inside its C-contiguous root: (shape, element strides, element offset)."""
+    itemsize = root._data.itemsize
+    if not root._data.flags.c_contiguous:
+        raise RuntimeError("numgrad: an in-place op on a view needs the viewed tensor to be contiguous; "
+                           "call .contiguous() on it first")
+    offset = (view._data.__array_interface__["data"][0] - root._data.__array_interface__["data"][0]) // itemsize
+    return view._data.shape, tuple(s // itemsize for s in view._data.strides), offset
+
+
+def _strided(flat, spec):
+    shape, strides, offset = spec
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, [s * flat.itemsize for s in strides])
+
+
+def region_of(g, spec):
+    """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
+    from ..tensor import Tensor
+    out = Tensor._make(_strided(np.ascontiguousarray(g._data).reshape(-1), spec).copy(), g._dtype)
+    record("AsStridedBackward0", lambda node, gv: (embed_region(gv, spec, node.input_shape(0)),), [g], [out])
+    return out
+
+
+def embed_region(gv, spec, root_shape):
+    """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably."""
+    from ..tensor import Tensor
+    flat = np.zeros(int(np.prod(root_shape)), gv._dtype.np)
+    _strided(flat, spec)[...] = gv._data
+    out = Tensor._make(flat.reshape(root_shape), gv._dtype)
+    record("AsStridedScatterBackward0", lambda node, g: (region_of(g, spec),), [gv], [out])
+    return out
+
+
+def _copy_slices_backward(node, g):
+    spec = node.saved("spec")
+    keep = np.ones(int(np.prod(node.input_shape(0))), g._dtype.np)
+    _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
+    from ..tensor import Tensor
+    return g * Tensor._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
+
+
+def rebase_view(view, result):
+    """After `view` was overwritten in place with `result` (which requires grad), the root's gradient
+    flows through a CopySlices node and the view's through its region of the root, as in torch."""
+    from ..autograd.node import needs_grad
+    root = view._base
+    spec = _region_spec(view, root)
+    out = view_of(root, root._data)
+    node = record("torch::autograd::CopySlices", _copy_slices_backward, [root, result], [out], {"spec": spec})
+    if node is None or not needs_grad(result):
+        return
+    root._grad_fn, root._requires_grad, root._output_nr = node, True, 0
+    record("AsStridedBackward0", lambda n, gv: (region_of(gv, spec),), [root], [view])

@@ -73,7 +73,7 @@ def check_device(d):
 
 class Tensor:
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
-                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "__weakref__", "__dict__")
+                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     @classmethod
@@ -82,6 +82,7 @@ class Tensor:
         t._data, t._dtype, t._requires_grad = data, dtype, requires_grad
         t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
         t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
+        t._fresh = False  # a gradient buffer nobody else holds (see engine.accumulate_into_grad)
         return t
 
     def __new__(cls, *args, **kwargs):

@@ -59,7 +59,11 @@ def _graph(roots, targets):
 
 
 def _add(a, b):
-    return b if a is None else a + b
+    if a is None:
+        return b
+    s = a + b
+    s._fresh = True
+    return s
 
 
 def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
@@ -113,6 +117,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     results = list(r)
             if not retain_graph:
                 node.release()
+            if len(results) > 1 and len({id(r) for r in results if r is not None}) < sum(r is not None for r in results):
+                for r in results:  # one tensor sent down two edges: nobody may keep it as its own
+                    if r is not None:
+                        r._fresh = False
             for (child, nr), g in zip(node.next_functions, results):
                 if child is None or (needed is not None and child not in needed):
                     continue
@@ -131,6 +139,7 @@ def _run_tensor_hooks(node, nr, g):
     """Hooks registered on a non-leaf output (register_hook), then retain_grad, which torch runs last."""
     hooks = node._tensor_pre_hooks.get(nr)
     if hooks:
+        g._fresh = False  # a hook may keep a reference
         for hook in list(hooks.values()):
             r = hook(g)
             if r is not None:
@@ -145,10 +154,12 @@ def _run_tensor_hooks(node, nr, g):
 def accumulate_into_grad(leaf, g, create_graph=None):
     """AccumulateGrad: leaf hooks, then `.grad` += g (a fresh tensor the first time, since g may be
     shared with other branches of the graph)."""
-    for hook in list(leaf._hooks.values()) if leaf._hooks else ():
-        r = hook(g)
-        if r is not None:
-            g = r
+    if leaf._hooks:
+        g._fresh = False  # a hook may keep a reference
+        for hook in list(leaf._hooks.values()):
+            r = hook(g)
+            if r is not None:
+                g = r
     if g is None:
         return
     if create_graph is None:
@@ -156,7 +167,11 @@ def accumulate_into_grad(leaf, g, create_graph=None):
     if create_graph:  # .grad keeps the graph of the gradient
         leaf._grad = g if leaf._grad is None else leaf._grad + g
     elif leaf._grad is None:
-        leaf._grad = g.detach().clone()
+        if g._fresh and g._data.flags.c_contiguous and g._grad_fn is None:
+            g._fresh = False
+            leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
+        else:
+            leaf._grad = g.detach().clone()
     else:
         _add_into(leaf._grad, g)
 

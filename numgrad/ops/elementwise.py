@@ -153,6 +153,11 @@ class ElementwiseBackward(Node):
                             if node is not None and nm in entry.grads)
         self.meta = {nm: (a._data.shape, a._dtype) for nm, a in zip(entry.inputs, args) if isinstance(a, Tensor)}
         self.used = _used_names(entry.name, self.needed)
+        # inputs that are one tensor (x * x) get one gradient, summed inside the kernel
+        groups = {}
+        for nm in self.needed:
+            groups.setdefault(id(args[entry.inputs.index(nm)]), []).append(nm)
+        self.groups = tuple(tuple(names) for names in groups.values())
         self.out_shape = result._data.shape
         for nm in self.used:
             value = result if nm == "out" else args[entry.inputs.index(nm)]
@@ -181,15 +186,20 @@ class ElementwiseBackward(Node):
             if r._data.shape != shape:
                 from .reduction import sum_to
                 r = sum_to(r, shape)
-            out.append(r if r._dtype is dtype else r.to(dtype))
+            if r._dtype is not dtype:
+                r = r.to(dtype)
+            if r is not g and not STATE.grad_enabled:
+                r._fresh = True  # made here and held by nobody else: AccumulateGrad may keep it
+            out.append(r)
         return out
 
     def _kernel_mode(self, g, values):
         entry, shape, np_dtype = self.entry, self.out_shape, self.compute.np
         n = math.prod(shape)
-        exprs = _backward_outputs(entry.name, self.needed)
-        results = {nm: Tensor._make(np.zeros(shape, np_dtype), self.compute)
-                   for nm in self.needed if entry.grads[nm] == "zeros"}
+        exprs, passed, zero = _backward_plan(entry.name, self.groups)
+        results = {nm: Tensor._make(np.zeros(shape, np_dtype), self.compute) for nm in zero}
+        for nm in passed:  # the derivative is g itself: no pass over memory
+            results[nm] = g if g._dtype is self.compute else g.to(self.compute)
         if exprs:
             names = ("g", *self.used)
             args = [operand(g, shape, n, np_dtype)] + [
@@ -216,9 +226,21 @@ class ElementwiseBackward(Node):
 
 
 @functools.lru_cache(maxsize=None)
-def _backward_outputs(name, needed):
+def _backward_plan(name, groups):
+    """How backward computes the gradients of `groups` (inputs that are one tensor share a group and
+    get the sum of their derivatives under the first name): (kernel outputs, names that receive g as
+    it is, names whose gradient is zeros)."""
     entry = ELEMENTWISE[name]
-    return tuple((f"grad_{nm}", entry.grads[nm]) for nm in needed if entry.grads[nm] != "zeros")
+    exprs, passed, zero = [], [], []
+    for names in groups:
+        terms = [entry.grads[nm] for nm in names if entry.grads[nm] != "zeros"]
+        if not terms:
+            zero.append(names[0])
+        elif terms == ["g"]:
+            passed.append(names[0])
+        else:
+            exprs.append((f"grad_{names[0]}", " + ".join(f"({t})" for t in terms)))
+    return tuple(exprs), tuple(passed), tuple(zero)
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,7 +9,7 @@ from . import dtypes
 from .tensor import Tensor, check_device
 
 
-def _size(size):
+def _size(size, fn="empty"):
     """Accepts f(2, 3), f((2, 3)), f([2, 3]) and f(size=()) alike."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
@@ -18,9 +18,13 @@ def _size(size):
     out = []
     for s in size:
         if isinstance(s, float) or not isinstance(s, (numbers.Integral, Tensor)):
-            raise TypeError(f"empty(): argument 'size' (position 1) must be tuple of ints, but found element of "
+            if len(size) == 1:
+                raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(s).__name__}")
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found element of "
                             f"type {type(s).__name__} at pos {len(out)}")
         if int(s) < 0:
+            if fn == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {int(s)}: [{', '.join(str(int(x)) for x in size)}]")
         out.append(int(s))
     return tuple(out)
@@ -30,7 +34,9 @@ def _wrap(data, dtype, device, requires_grad):
     check_device(device)
     t = Tensor._make(data, dtype)
     if requires_grad:
-        t.requires_grad_(True)
+        if not dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
     return t
 
 
@@ -38,14 +44,14 @@ def _infer_dtype(obj):
     """torch's inference from nested Python data: any float makes it the default float, else int, else bool."""
     if isinstance(obj, Tensor):
         return obj._dtype
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, (np.ndarray, np.generic)):  # numpy arrays and scalars keep their dtype
         return dtypes.from_numpy_dtype(obj.dtype)
     if isinstance(obj, (builtins.bool, np.bool_)):
         return dtypes.bool_
     if isinstance(obj, numbers.Integral):
         return dtypes.int64
     if isinstance(obj, numbers.Real):
-        return dtypes.get_default_dtype() if not isinstance(obj, np.float64) else dtypes.get_default_dtype()
+        return dtypes.get_default_dtype()
     if isinstance(obj, (list, tuple)):
         kinds = [_infer_dtype(o) for o in obj]
         if not kinds:
@@ -68,8 +74,8 @@ def _to_nested(obj):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(data, Tensor):
         import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-                      "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                      "or sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (list, tuple)) and not _is_rectangular(data):
@@ -103,19 +109,20 @@ def from_numpy(array):
     return Tensor._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
 
 
-def _factory(fill):
+def _factory(fill, name):
     def make(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
              **kw):
         if "size" in kw:
             size = (kw.pop("size"),)
         d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-        return _wrap(fill(_size(size), d.np), d, device, requires_grad)
+        return _wrap(fill(_size(size, name), d.np), d, device, requires_grad)
+    make.__name__ = name
     return make
 
 
-zeros = _factory(np.zeros)
-ones = _factory(np.ones)
-empty = _factory(np.zeros)  # zero-filled: uninitialised memory would make results irreproducible
+zeros = _factory(np.zeros, "zeros")
+ones = _factory(np.ones, "ones")
+empty = _factory(np.zeros, "empty")  # zero-filled: uninitialised memory would make results irreproducible
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -145,7 +152,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     all_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, end, step))
     d = dtypes.to_dtype(dtype) if dtype is not None else (dtypes.int64 if all_int else dtypes.get_default_dtype())
     n = math.ceil((end - start) / step)
@@ -159,6 +166,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     i = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        return _wrap(np.array([start], dtype=d.np), d, device, requires_grad)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # torch fills the first half from the start and the second half from the end
     data = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)

@@ -24,7 +24,7 @@ def generator():
 def _float_dtype(dtype):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if not d.is_floating_point:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{ {"int64": "Long", "bool": "Bool"}[d.name] }\'')
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{ {"int64": "Long", "bool": "Bool"}[d.name] }\'')
     return d
 
 
@@ -48,6 +48,8 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, *
 
 def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None):
     from .creation import _size, _wrap
+    if isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:

@@ -21,6 +21,9 @@ INFERENCE_INPLACE = (
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+_WARNED_ONCE = {}
+
+
 class Size(tuple):
     """torch.Size: a tuple that prints as `torch.Size([2, 3])`."""
 
@@ -216,7 +219,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self._retains_grad:
-            self._grad_fn._retained[self._output_nr] = weakref.ref(self)
+            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
             self._retains_grad = True
 
     def register_hook(self, hook):
@@ -224,7 +227,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
-            hooks = self._grad_fn._tensor_pre_hooks.setdefault(self._output_nr, HookDict())
+            hooks = self._grad_fn._own("_tensor_pre_hooks").setdefault(self._output_nr, HookDict())
         else:
             if self._hooks is None:
                 self._hooks = HookDict()
@@ -275,11 +278,22 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
+    def _scalar_for_python(self, warn=False):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if warn and self._requires_grad and not _WARNED_ONCE.get("float"):
+            _WARNED_ONCE["float"] = True  # torch warns once per process (TORCH_WARN_ONCE)
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
+                          UserWarning, stacklevel=3)
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar_for_python(warn=True))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar_for_python())
 
     def __index__(self):
         if self._dtype.is_floating_point or self._data.size != 1:
@@ -288,7 +302,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if self._data.size == 0 else
+                               "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __len__(self):
@@ -299,7 +314,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __hash__(self):
         return id(self)

@@ -109,35 +109,41 @@ Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
 
 
-def _fill_from(self, source):
-    """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op."""
+def _fill_from(self, source, name):
+    """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op named as
+    torch names it; the old values get no gradient, a tensor source gets the gradient summed to its shape."""
     from .autograd.node import record
     self._check_inplace()
     src = source if isinstance(source, Tensor) else None
     value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
     out = Tensor._make(value.astype(self._dtype.np), self._dtype)
-    if src is not None and src._dtype.is_floating_point and self._dtype.is_floating_point:
-        record("CopyBackward0", _copy_backward, [self, src], [out], {"src_shape": src._data.shape})
-    elif self._requires_grad:
-        record("FillBackward0" if src is None or src._data.ndim == 0 else "CopyBackward0",
-               lambda node, g: (g * 0,), [self], [out])
+    differentiable_src = src if src is not None and src._dtype.is_floating_point else None
+    inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
+    record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
     return self._write(out)
 
 
-def _copy_backward(node, g):
-    return (g * 0, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1]))
+def _fill_backward(node, g):
+    grad_self = g * 0 if node.next_functions[0][0] is not None else None
+    if len(node.next_functions) == 1 or node.next_functions[1][0] is None:
+        return (grad_self,) + (None,) * (len(node.next_functions) - 1)
+    return grad_self, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1])
 
 
 def fill_(self, value):
-    return _fill_from(self, value)
+    scalar = not isinstance(value, Tensor)
+    if not scalar and value._data.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                           "dimensions.")
+    return _fill_from(self, value, "FillBackward2" if scalar else "FillBackward3")
 
 
 def zero_(self):
-    return _fill_from(self, 0)
+    return _fill_from(self, 0, "ZeroBackward0")
 
 
 def copy_(self, src, non_blocking=False):
-    return _fill_from(self, src)
+    return _fill_from(self, src, "CopyBackwards")
 
 
 Tensor.fill_, Tensor.zero_, Tensor.copy_ = fill_, zero_, copy_

@@ -89,50 +89,87 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     STATE.grad_enabled = create_graph
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            inputs = buffers.pop(node, {})
-            for nr in list(inputs):
-                inputs[nr] = _run_tensor_hooks(node, nr, inputs[nr])
+            node = heapq.heappop(ready)[2]
+            inputs = buffers.pop(node, None) or {}
+            if node._tensor_pre_hooks or node._retained:
+                for nr in list(inputs):
+                    inputs[nr] = _run_tensor_hooks(node, nr, inputs[nr])
             if capture is not None:
                 for nr, g in inputs.items():
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
-                if isinstance(node, AccumulateGrad) and not accumulate:
+                if not accumulate and isinstance(node, AccumulateGrad):
                     continue
-            n_out = max(inputs) + 1 if inputs else 1
-            grad_list = [inputs.get(i) for i in range(n_out)]
-            for hook in list(node._pre_hooks.values()):
-                r = hook(tuple(grad_list))
-                if r is not None:
-                    grad_list = list(r)
-            if needed is not None and not any(c in needed for c, _ in node.next_functions if c is not None):
-                continue  # a captured input: nothing below it is wanted
-            if all(g is None for g in grad_list):
-                results = [None] * len(node.next_functions)
-            else:
+                if not any(c in needed for c, _ in node.next_functions if c is not None):
+                    continue  # a captured input: nothing below it is wanted
+            grad_list = [inputs.get(i) for i in range(max(inputs) + 1)] if inputs else [None]
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks.values()):
+                    r = hook(tuple(grad_list))
+                    if r is not None:
+                        grad_list = list(r)
+            if any(g is not None for g in grad_list):
                 results = node.apply(grad_list)
-            for hook in list(node._post_hooks.values()):
-                r = hook(tuple(results), tuple(grad_list))
-                if r is not None:
-                    results = list(r)
+            else:
+                results = [None] * len(node.next_functions)
+            if node._post_hooks:
+                for hook in list(node._post_hooks.values()):
+                    r = hook(tuple(results), tuple(grad_list))
+                    if r is not None:
+                        results = list(r)
             if not retain_graph:
                 node.release()
-            if len(results) > 1 and len({id(r) for r in results if r is not None}) < sum(r is not None for r in results):
-                for r in results:  # one tensor sent down two edges: nobody may keep it as its own
-                    if r is not None:
-                        r._fresh = False
+            if len(results) > 1:
+                _disown_repeated(results)
             for (child, nr), g in zip(node.next_functions, results):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if g is not None:
-                    slot = buffers.setdefault(child, {})
-                    slot[nr] = _add(slot.get(nr), g)
-                deps[child] -= 1
-                if deps[child] == 0:
+                    slot = buffers.get(child)
+                    if slot is None:
+                        buffers[child] = {nr: g}
+                    else:
+                        slot[nr] = _add(slot.get(nr), g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
                     heapq.heappush(ready, (-child._seq, id(child), child))
     finally:
         STATE.grad_enabled = prev
     return captured
+
+
+def _hooked(hook, g):
+    r = hook(g)
+    if r is None:
+        return g
+    if r.shape != g.shape:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
+    return r
+
+
+def _copy_backward(node, g):
+    return None, g
+
+
+def _recorded_copy(g):
+    from .node import record
+    out = Tensor._make(g._data.copy(), g._dtype)
+    record("CopyBackwards", _copy_backward, [None, g], [out])
+    return out
+
+
+def _disown_repeated(results):
+    """One tensor sent down two edges: no AccumulateGrad may keep it as its own."""
+    seen = set()
+    for r in results:
+        if r is not None:
+            if id(r) in seen:
+                for r2 in results:
+                    if r2 is not None:
+                        r2._fresh = False
+                return
+            seen.add(id(r))
 
 
 def _run_tensor_hooks(node, nr, g):
@@ -141,9 +178,7 @@ def _run_tensor_hooks(node, nr, g):
     if hooks:
         g._fresh = False  # a hook may keep a reference
         for hook in list(hooks.values()):
-            r = hook(g)
-            if r is not None:
-                g = r
+            g = _hooked(hook, g)
     ref = node._retained.get(nr)
     t = ref() if ref is not None else None
     if t is not None and g is not None:
@@ -157,15 +192,13 @@ def accumulate_into_grad(leaf, g, create_graph=None):
     if leaf._hooks:
         g._fresh = False  # a hook may keep a reference
         for hook in list(leaf._hooks.values()):
-            r = hook(g)
-            if r is not None:
-                g = r
+            g = _hooked(hook, g)
     if g is None:
         return
     if create_graph is None:
         create_graph = STATE.grad_enabled  # inside the engine, grad mode is create_graph
-    if create_graph:  # .grad keeps the graph of the gradient
-        leaf._grad = g if leaf._grad is None else leaf._grad + g
+    if create_graph:  # .grad keeps the graph of the gradient, through a copy as in torch
+        leaf._grad = _recorded_copy(g) if leaf._grad is None else leaf._grad + g
     elif leaf._grad is None:
         if g._fresh and g._data.flags.c_contiguous and g._grad_fn is None:
             g._fresh = False

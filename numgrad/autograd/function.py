@@ -1,6 +1,8 @@
 """Custom differentiable functions: autograd.Function with forward(ctx, ...) / backward(ctx, ...)."""
 import functools
 
+import numpy as np
+
 from .grad_mode import STATE, no_grad
 from .node import Node, SavedTensor, edge_of
 
@@ -44,7 +46,6 @@ class BackwardCFunction(FunctionCtx, Node):
                 s.release()
 
     def apply(self, grads):
-        from ..creation import zeros_like
         n_out = len(self._output_meta)
         grads = list(grads) + [None] * (n_out - len(grads))
         if self.materialize_grads:
@@ -52,11 +53,28 @@ class BackwardCFunction(FunctionCtx, Node):
         result = self._function.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        expected = len(self.next_functions)
+        expected = len(self._arg_meta)
         if len(result) < expected or (len(result) > expected and any(r is not None for r in result[expected:])):
             raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
                                f"(expected {expected}, got {len(result)})")
-        return list(result[:expected])
+        return [self._checked(i, r) for i, (r, meta) in enumerate(zip(result, self._arg_meta)) if meta is not None]
+
+    def _checked(self, i, grad):
+        """A returned gradient must fit its input: summed down if it was broadcast, cast to its dtype."""
+        if grad is None:
+            return None
+        shape, dtype = self._arg_meta[i]
+        if tuple(grad.shape) != shape:
+            from ..ops.reduction import sum_to
+            try:  # the input must be expandable to the gradient's shape
+                ok = np.broadcast_shapes(shape, tuple(grad.shape)) == tuple(grad.shape)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise RuntimeError(f"Function {type(self).__name__} returned an invalid gradient at index {i} - got "
+                                   f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+            grad = sum_to(grad, shape)
+        return grad if grad.dtype is dtype else grad.to(dtype)
 
 
 def _zeros(meta):
@@ -110,7 +128,12 @@ class Function(metaclass=FunctionMeta):
             if isinstance(out, Tensor) and any(out is t for t in tensors) and not any(out is d for d in ctx._dirty):
                 outputs[i] = view_of(out, out._data)  # an input returned as is: a new alias of it
         if record:
-            ctx.next_functions = tuple(edge_of(t) for t in tensors)
+            for d in ctx._dirty:
+                if d._requires_grad and d._grad_fn is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            # only tensor arguments are edges; backward still returns one gradient per argument
+            ctx.next_functions = tuple(edge_of(t) for t in tensors if t is not None)
+            ctx._arg_meta = [(t._data.shape, t._dtype) if t is not None else None for t in tensors]
             ctx._output_meta = [(o._data.shape, o._dtype) if isinstance(o, Tensor) else ((), None) for o in outputs]
             for i, out in enumerate(outputs):
                 if not isinstance(out, Tensor) or any(out is t for t in ctx._non_differentiable):
@@ -119,6 +142,8 @@ class Function(metaclass=FunctionMeta):
                     out._grad_fn, out._requires_grad, out._output_nr = ctx, True, i
         else:
             ctx._output_meta = []
+        for d in ctx._dirty:
+            d._vc[0] += 1  # torch counts mark_dirty as one more modification
         ctx._saved_list = tuple(SavedTensor(t, ctx, False) if isinstance(t, Tensor) else t for t in ctx._to_save)
         ctx._to_save = ()
         return outputs[0] if single else tuple(outputs)

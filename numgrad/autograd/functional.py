@@ -30,10 +30,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     inputs = _seq(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges = [edge_of(t) for t in inputs]
     captured = engine.run(tensors, grads, retain_graph, create_graph, capture=set(edges), accumulate=False)
     for t, e in zip(inputs, edges):
+        if t._grad_fn is not None:
+            t._retains_grad = True  # torch fills .grad of non-leaf inputs and marks them so
         g = captured.get(e)
         if g is not None:
             engine.accumulate_into_grad(t, g, create_graph)

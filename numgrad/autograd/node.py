@@ -52,18 +52,28 @@ def add_hook(hooks, fn):
 class Node:
     """A backward function; subclasses are named as torch names them (MulBackward0, ...)."""
 
-    _saved_names = ()
+    # Hook tables stay these shared empty ones until a hook is registered (most nodes never get one):
+    # nodes are made on every op, so their construction is kept to the minimum.
+    _tensor_pre_hooks = {}  # output_nr -> HookDict of tensor hooks (register_hook on outputs)
+    _retained = {}  # output_nr -> weakref of the tensor that called retain_grad()
+    _pre_hooks = HookDict()
+    _post_hooks = HookDict()
+    _freed = False
+    next_functions = ()
 
     def __init__(self):
         self._seq = next(_sequence)
-        self.next_functions = ()
         self._saved = {}
-        self._tensor_pre_hooks = {}  # output_nr -> HookDict of tensor hooks (register_hook on outputs)
-        self._retained = {}  # output_nr -> weakref of the tensor that called retain_grad()
-        self._pre_hooks = HookDict()
-        self._post_hooks = HookDict()
-        self._freed = False
-        self.metadata = {}
+
+    def _own(self, table, factory=HookDict):
+        """This node's own (mutable) copy of one of the class-level empty hook tables."""
+        if table not in self.__dict__:
+            setattr(self, table, factory())
+        return getattr(self, table)
+
+    @property
+    def metadata(self):
+        return self._own("_metadata", dict)
 
     def name(self):
         return type(self).__name__
@@ -72,10 +82,10 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def register_hook(self, fn):
-        return add_hook(self._post_hooks, fn)
+        return add_hook(self._own("_post_hooks"), fn)
 
     def register_prehook(self, fn):
-        return add_hook(self._pre_hooks, fn)
+        return add_hook(self._own("_pre_hooks"), fn)
 
     def save(self, name, value, is_output=False):
         """Saves a tensor (packed with version and hooks) or a plain value for backward."""
@@ -107,7 +117,7 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
-        return self.apply(list(grads))
+        return tuple(self.apply(list(grads)))
 
 
 class AccumulateGrad(Node):
@@ -116,6 +126,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
         from .engine import accumulate_into_grad
@@ -151,17 +164,16 @@ class SavedTensor:
     An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
 
     __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
-                 "hooks", "packed", "freed", "grad_fn_name")
+                 "hooks", "packed", "freed")
 
     def __init__(self, t, node, is_output):
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
-        self.grad_fn_name = (t._grad_fn.name() if t._grad_fn is not None else None) if not is_output else node.name()
         self.hooks = SAVED_TENSOR_HOOKS[-1] if SAVED_TENSOR_HOOKS else None
         self.output_nr = t._output_nr
         if self.hooks is not None:
-            self.packed, self.tensor = self.hooks[0](t if not is_output else t.detach()), None
+            self.packed, self.tensor = self.hooks[0](t), None
         elif is_output:
             # an op's output requires grad even if its node is not linked to it yet
             self.tensor, self.data, self.dtype, self.requires_grad = None, t._data, t._dtype, True
@@ -179,11 +191,14 @@ class SavedTensor:
             return self.hooks[1](self.packed)
         if self.vc[0] != self.version:
             shown = self.tensor if self.tensor is not None else Tensor._make(self.data, self.dtype)
-            op = re.sub(r"Backward\d*$", "", self.grad_fn_name or "")
-            where = f", which is output {self.output_nr} of {op}" if op else ""
+            # torch names the op that produced the tensor as it is now (the in-place op, usually)
+            fn = self.tensor._grad_fn if self.tensor is not None else node
+            op = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
+            nr = self.tensor._output_nr if self.tensor is not None else self.output_nr
+            where = f", which is output {nr} of {op}," if op else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{_type_string(shown)}]{where}, is at version {self.vc[0]}; expected version "
+                f"operation: [{_type_string(shown)}]{where} is at version {self.vc[0]}; expected version "
                 f"{self.version} instead. Hint: enable anomaly detection to find the operation that failed "
                 "to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         if self.tensor is not None:

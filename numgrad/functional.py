@@ -180,8 +180,12 @@ def _nondiff(input, np_name):
     import numpy as np
     from .autograd.node import record
     out = Tensor._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
-    record(np_name.capitalize() + "Backward0", lambda node, g: (g * 0,), [input], [out])
+    record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
     return out
+
+
+def _zero_backward(node, g):
+    return (g * 0,)
 
 
 def equal(input, other):

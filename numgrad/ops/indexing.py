@@ -1,20 +1,411 @@
-"""Indexing ops: gather/scatter along a dim, with backward."""
+"""Indexing ops with backward: getitem/setitem as torch indexes, masked_fill, index_select, gather, scatter."""
+import operator
+import warnings
+
 import numpy as np
 
-from ..autograd.node import record
-from .shape import wrap_dim
+from .. import dtypes
+from ..autograd.node import needs_grad, record
+from ..tensor import LEAF_INPLACE, Tensor
+from .elementwise import broadcast_shapes
+from .reduction import sum_to
+from .shape import expand, view_of, wrap_dim
 
-__all__ = ["gather"]
+__all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
+           "take_along_dim"]
+
+COPY_SLICES = "torch::autograd::CopySlices"
+VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+SEQUENCE_INDEX = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result")
+ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+                  "convert a 0-dim tensor to a number")
+_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+
+
+# ---- parsing an index into (basic, advanced) -----------------------------------------------------
+
+def _as_tuple(key):
+    if isinstance(key, tuple):
+        return key
+    # torch reads a short list holding sequences, slices, None or ... as a tuple (with a deprecation warning)
+    if isinstance(key, list) and len(key) < 32 and any(
+            k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, range, np.ndarray, slice)) for k in key):
+        warnings.warn(SEQUENCE_INDEX, UserWarning, stacklevel=4)
+        return tuple(key)
+    return (key,)
+
+
+def _classify(item):
+    """One index element as (kind, value): int, slice, none, ellipsis, bool (0-d), mask or array."""
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, (bool, np.bool_)):
+        return "bool", bool(item)
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, slice):
+        return "slice", slice(*(None if v is None else operator.index(v) for v in (item.start, item.stop, item.step)))
+    if isinstance(item, (Tensor, np.ndarray)):
+        arr = item._data if isinstance(item, Tensor) else item
+        if arr.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    elif isinstance(item, range):
+        arr = np.arange(item.start, item.stop, item.step)
+    elif isinstance(item, (list, tuple)):
+        arr = np.asarray(item)
+        if arr.dtype.kind not in "biu":  # torch truncates float lists; an empty list is an empty long index
+            arr = arr.astype(np.int64)
+    elif isinstance(item, str):
+        raise TypeError("new(): invalid data type 'str'")
+    else:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                         f"indices (got {type(item).__name__})")
+    if arr.dtype.kind == "b":
+        return ("bool", bool(arr)) if arr.ndim == 0 else ("mask", arr)
+    return ("int", int(arr)) if arr.ndim == 0 else ("array", arr.astype(np.int64, copy=False))
+
+
+def _parse(t, key):
+    """Splits a torch index into a numpy basic index (a view) and an advanced index applied to that view,
+    as torch does: ints, slices and None first, then the tensor indices. Returns (basic, adv or None, the name
+    of the last view op torch applies for the basic part)."""
+    parts = [_classify(k) for k in _as_tuple(key)]
+    shape, ndim = t._data.shape, t._data.ndim
+    if ndim == 0 and any(kind == "int" for kind, _ in parts):
+        raise IndexError(ZERO_DIM_INDEX)
+    consumed = sum(v.ndim if kind == "mask" else 1 for kind, v in parts if kind in ("int", "slice", "array", "mask"))
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    name = "AliasBackward0"  # torch names the view by the last op it applies; full slices are skipped
+    basic, adv, dim, seen_ellipsis = [], [], 0, False
+    for position, (kind, v) in enumerate(parts):
+        if kind == "ellipsis":
+            fill = 0 if seen_ellipsis else ndim - consumed  # later ellipses expand to nothing in torch
+            basic += [slice(None)] * fill
+            adv += [slice(None)] * fill
+            dim, seen_ellipsis = dim + fill, True
+        elif kind == "int":
+            if not -shape[dim] <= v < shape[dim]:  # torch names the index's position in the key as the dimension
+                raise IndexError(f"index {v} is out of bounds for dimension {position} with size {shape[dim]}")
+            basic.append(v)
+            dim, name = dim + 1, "SelectBackward0"
+        elif kind == "slice":
+            if v.step == 0:
+                raise ValueError("slice step cannot be zero")
+            if v.step is not None and v.step < 0:
+                raise ValueError("step must be greater than zero")
+            if v.start not in (None, 0) or (v.stop is not None and v.stop < shape[dim]) or v.step not in (None, 1):
+                name = "SliceBackward0"
+            basic.append(v)
+            adv.append(slice(None))
+            dim += 1
+        elif kind in ("none", "bool"):  # a bool is a new axis of size 1, masked by itself
+            basic.append(None)
+            adv.append(slice(None) if kind == "none" else np.array([v]))
+            name = "UnsqueezeBackward0"
+        else:
+            k = v.ndim if kind == "mask" else 1
+            basic += [slice(None)] * k
+            adv.append(v)
+            dim += k
+    basic.append(Ellipsis)  # keeps a full integer index a 0-d array rather than a numpy scalar
+    basic = tuple(basic)
+    if not any(isinstance(a, np.ndarray) for a in adv):
+        return basic, None, name
+    return basic, _check_advanced(t._data[basic].shape, adv), name
+
+
+def _check_advanced(shape, adv):
+    """Validates masks and integer indices against the view they index; masks become integer indices."""
+    out, from_mask, pos = [], [], 0
+    for a in adv:
+        if isinstance(a, np.ndarray) and a.dtype == np.bool_:
+            for j, (m, s) in enumerate(zip(a.shape, shape[pos:])):
+                if m != s:
+                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {j} does not match the shape of "
+                                     f"the indexed tensor {list(shape)} at index {pos + j}")
+            out += np.nonzero(a)
+            from_mask += [True] * a.ndim
+            pos += a.ndim
+        else:
+            out.append(a)
+            from_mask.append(False)
+            pos += 1
+    arrays = [a for a in out if isinstance(a, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(a.shape)) for a in arrays)) from None
+    ordinal = 0  # torch counts dimensions among the indexed ones only
+    for d, (a, masked) in enumerate(zip(out, from_mask)):
+        if isinstance(a, np.ndarray):
+            bad = a[(a < -shape[d]) | (a >= shape[d])] if not masked else a[:0]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {ordinal} with size {shape[d]}")
+            ordinal += 1
+    return tuple(out)
+
+
+# ---- the differentiable pair: take a region, and embed a gradient back into zeros --------------------
+
+def _index(t, basic, adv=None, name="IndexBackward0"):
+    data = t._data[basic]
+    out = view_of(t, data) if adv is None else Tensor._make(data[adv], t._dtype)  # advanced indexing copies
+    record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
+    return out
+
+
+def _index_backward(node, g):
+    return (_embed(g, node.input_shape(0), node.saved("basic"), node.saved("adv")),)
+
+
+def _embed(g, shape, basic, adv):
+    """zeros(shape) with g added at [basic][adv] (repeated indices add up): indexing's gradient."""
+    data = np.zeros(shape, g._dtype.np)
+    if adv is None:
+        data[basic] = g._data
+    else:
+        np.add.at(data[basic], adv, g._data)
+    out = Tensor._make(data, g._dtype)
+    record("IndexPutBackward0" if adv is not None else "IndexBackwardBackward0", _embed_backward, [g], [out],
+           {"basic": basic, "adv": adv})
+    return out
+
+
+def _embed_backward(node, g):
+    return (_index(g, node.saved("basic"), node.saved("adv")),)
+
+
+def getitem(t, key):
+    basic, adv, name = _parse(t, key)
+    if adv is not None:
+        name = "IndexBackward0"
+    elif isinstance(key, slice) and name == "AliasBackward0":  # x[:] is still a slice (but x[:] = v fills)
+        name = "SliceBackward0"
+    return _index(t, basic, adv, name)
+
+
+# ---- assignment ------------------------------------------------------------------------------------
+
+def setitem(t, key, value):
+    basic, adv, name = _parse(t, key)
+    if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
+        name = COPY_SLICES
+    elif adv is not None:
+        name = "IndexPutBackward0"
+    else:  # the index is the whole tensor: torch copies into it, or fills it from a 0-d value of another shape
+        vshape = value._data.shape if isinstance(value, Tensor) else ()
+        name = "FillBackward3" if vshape == () != t._data.shape else "torch::autograd::CopyBackwards"
+    _put(t, basic, adv, value, False, name)
+
+
+def index_put_(t, indices, values, accumulate=False):
+    basic, adv, _ = _parse(t, tuple(indices))
+    return _put(t, basic, adv, values, accumulate, "IndexPutBackward0")
+
+
+def index_put(t, indices, values, accumulate=False):
+    return index_put_(t.clone(), indices, values, accumulate)
+
+
+def _put(t, basic, adv, value, accumulate, name):
+    """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it."""
+    if t._requires_grad and t._grad_fn is None and needs_grad(t):
+        raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
+    t._check_inplace()
+    if not isinstance(value, Tensor):
+        value = Tensor._make(np.asarray(value, dtype=t._dtype.np), t._dtype)
+    elif adv is not None and value._dtype is not t._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {_TYPE[t._dtype.name]} "
+                           f"for the destination and {_TYPE[value._dtype.name]} for the source.")
+    region = t._data[basic]
+    target = region.shape if adv is None else np.broadcast_to(np.empty((), bool), region.shape)[adv].shape
+    vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
+    if adv is None:
+        vdata = expand(Tensor._make(vdata, value._dtype), *target)._data
+    else:
+        try:
+            vdata = np.broadcast_to(vdata, target)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                               f"indexing result of shape {list(target)}") from None
+    vdata = vdata.astype(t._data.dtype, copy=False)
+    if not (needs_grad(t, value) and t._dtype.is_floating_point):
+        _write_region(t._data, basic, adv, vdata, accumulate)
+        t._vc[0] += 1
+        return t
+    data = t._data.copy()
+    _write_region(data, basic, adv, vdata, accumulate)
+    out = Tensor._make(data, t._dtype)
+    record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
+    return t._write(out)
+
+
+def _strip_ones(shape):
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def _write_region(data, basic, adv, vdata, accumulate):
+    region = data[basic]
+    if adv is None:
+        if accumulate:
+            region += vdata
+        else:
+            region[...] = vdata
+    elif accumulate:
+        np.add.at(region, adv, vdata)
+    else:
+        region[adv] = vdata
+
+
+def _put_backward(node, g):
+    basic, adv = node.saved("basic"), node.saved("adv")
+    grad_self = grad_value = None
+    if node.next_functions[0][0] is not None:
+        grad_self = g
+        if not node.saved("accumulate"):  # the overwritten region no longer depends on the old values
+            keep = np.ones(node.input_shape(0), g._dtype.np)
+            _write_region(keep, basic, adv, np.zeros((), keep.dtype), False)
+            grad_self = g * Tensor._make(keep, g._dtype)
+    if node.next_functions[1][0] is not None:
+        vshape, vdtype = node.input_meta[1]
+        grad_value = sum_to(_index(g, basic, adv), _strip_ones(vshape)).reshape(vshape).to(vdtype)
+    return grad_self, grad_value
+
+
+# ---- masked_fill, index_select, narrow, select -----------------------------------------------------
+
+def masked_fill(t, mask, value):
+    if mask._dtype is not dtypes.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_TYPE[mask._dtype.name]}")
+    is_tensor = isinstance(value, Tensor)
+    if is_tensor and value._data.ndim != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    broadcast_shapes(mask._data.shape, t._data.shape)
+    fill = np.asarray(value._data if is_tensor else value).astype(t._data.dtype)
+    out = Tensor._make(np.where(mask._data, fill, t._data), t._dtype)
+    record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
+           [t, value if is_tensor else None], [out], {"mask": mask})
+    return out
+
+
+def _masked_fill_backward(node, g):
+    mask = node.saved("mask")
+    grad_self = grad_value = None
+    if node.next_functions[0][0] is not None:
+        grad_self = sum_to(masked_fill(g, mask, 0), node.input_shape(0))
+    if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
+        grad_value = masked_fill(g, ~mask, 0).sum().to(node.input_meta[1][1])
+    return grad_self, grad_value
+
+
+def masked_fill_(t, mask, value):
+    t._check_inplace()
+    return t._write(masked_fill(t, mask, value))
+
+
+def index_select(t, dim, index):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    if index._dtype is not dtypes.int64:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = wrap_dim(dim, t._data.ndim)
+    idx = index._data.reshape(-1)
+    size = t._data.shape[d] if t._data.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}")
+    if t._data.ndim == 0:
+        return _index(t, (Ellipsis,), None, "IndexSelectBackward0")
+    return _index(t, (Ellipsis,), (slice(None),) * d + (idx,), "IndexSelectBackward0")
+
+
+def narrow(t, dim, start, length):
+    if t._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, t._data.ndim)
+    size, start, length = t._data.shape[d], operator.index(start), operator.index(length)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start + size if start < 0 else start
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _index(t, (slice(None),) * d + (slice(start, start + length), Ellipsis), None, "SliceBackward0")
+
+
+def select(t, dim, index):
+    if t._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, t._data.ndim)
+    size, index = t._data.shape[d], operator.index(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(t._data.shape)} at "
+                         f"dimension {d}")
+    return _index(t, (slice(None),) * d + (index, Ellipsis), None, "SelectBackward0")
+
+
+# ---- gather / scatter --------------------------------------------------------------------------------
+
+def _check_index(op, t, d, index, src=None, self_word="self"):
+    if index._dtype is not dtypes.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if index._data.ndim != t._data.ndim:
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {self_word} tensor")
+    ishape, shape = index._data.shape, t._data.shape
+    if src is None:
+        for k, (i, s) in enumerate(zip(ishape, shape)):
+            if k != d and i > s:
+                raise RuntimeError(f"Size does not match at dimension {k} expected index {list(ishape)} to be no "
+                                   f"larger than self {list(shape)} apart from dimension {d}")
+    elif any(i > s for i, s in zip(ishape, src._data.shape)) or any(
+            k != d and i > s for k, (i, s) in enumerate(zip(ishape, shape))):
+        raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
+                           f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
+    size = shape[d] if shape else 1
+    bad = index._data[(index._data < 0) | (index._data >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {d} with size {size}")
+
+
+def _scatter_index(index, d):
+    """The numpy index that sends index[p] to the position p with dim `d` replaced by index[p]."""
+    idx = list(np.indices(index._data.shape, sparse=True))
+    idx[d] = index._data
+    return tuple(idx)
+
+
+def _leading(data, shape):
+    return data[tuple(slice(0, s) for s in shape)]
 
 
 def _gather_backward(node, g):
     return (scatter_into_zeros(node.input_shape(0), node.saved("dim"), node.saved("index"), g), None)
 
 
-def gather(t, dim, index):
-    from ..tensor import Tensor
+def gather(t, dim, index, sparse_grad=False):
     d = wrap_dim(dim, t._data.ndim)
-    out = Tensor._make(np.take_along_axis(t._data, index._data, axis=d), t._dtype)
+    _check_index("gather", t, d, index, self_word="input")
+    if t._data.ndim == 0:
+        out = Tensor._make(t._data.copy(), t._dtype)
+    else:  # torch allows an index smaller than the input in every dim
+        data = _leading(t._data, tuple(s if k != d else None for k, s in enumerate(index._data.shape)))
+        out = Tensor._make(np.take_along_axis(data, index._data, axis=d), t._dtype)
     record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index})
     return out
 
@@ -25,12 +416,85 @@ def _scatter_add_backward(node, g):
 
 def scatter_into_zeros(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): repeated indices add up."""
-    from ..tensor import Tensor
     data = np.zeros(shape, src._dtype.np)
-    idx = np.indices(index._data.shape, sparse=True)
-    idx = list(np.broadcast_arrays(*idx))
-    idx[dim] = index._data
-    np.add.at(data, tuple(idx), src._data[tuple(slice(0, s) for s in index._data.shape)])
+    np.add.at(data, _scatter_index(index, dim), _leading(src._data, index._data.shape))
     out = Tensor._make(data, src._dtype)
     record("ScatterAddBackward0", _scatter_add_backward, [src], [out], {"dim": dim, "index": index})
     return out
+
+
+def _scatter(op, t, dim, index, src, add):
+    d = wrap_dim(dim, t._data.ndim)
+    is_tensor = isinstance(src, Tensor)
+    if add and not is_tensor:
+        raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
+    _check_index(op, t, d, index, src if is_tensor else None)
+    if is_tensor and src._dtype is not t._dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+    data = t._data.copy()
+    values = _leading(src._data, index._data.shape) if is_tensor else np.asarray(src, t._data.dtype)
+    if add:
+        np.add.at(data, _scatter_index(index, d), values)
+    else:
+        data[_scatter_index(index, d)] = values
+    out = Tensor._make(data, t._dtype)
+    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
+    record(name, _scatter_backward, [t, src if is_tensor else None], [out], {"dim": d, "index": index, "add": add})
+    return out
+
+
+def _scatter_backward(node, g):
+    d, index = node.saved("dim"), node.saved("index")
+    grad_self = grad_src = None
+    if node.next_functions[0][0] is not None:
+        grad_self = g if node.saved("add") else scatter(g, d, index, 0)
+    if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
+        grad_src = g.gather(d, index)
+        if grad_src._data.shape != node.input_shape(1):  # src larger than index: the rest got no gradient
+            grad_src = _embed(grad_src, node.input_shape(1), tuple(slice(0, s) for s in index._data.shape), None)
+    return grad_self, grad_src
+
+
+def scatter(t, dim, index, src=None, value=None, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
+    return _scatter("scatter", t, dim, index, value if src is None else src, False)
+
+
+def scatter_add(t, dim, index, src):
+    return _scatter("scatter_add", t, dim, index, src, True)
+
+
+def take_along_dim(t, indices, dim=None):
+    if indices._dtype is not dtypes.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_TYPE[indices._dtype.name]}")
+    if dim is None:
+        return gather(t.reshape(-1), 0, indices.reshape(-1))
+    if t._data.ndim != indices._data.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+                           f"got {t._data.ndim} dimensions for input, and {indices._data.ndim} dimensions for indices")
+    d = wrap_dim(dim, t._data.ndim)
+    sizes = list(t._data.shape)
+    sizes[d] = indices._data.shape[d]
+    shape = list(broadcast_shapes(tuple(sizes), indices._data.shape))
+    indices = expand(indices, *shape) if tuple(shape) != indices._data.shape else indices
+    shape[d] = t._data.shape[d]
+    return gather(expand(t, *shape) if tuple(shape) != t._data.shape else t, d, indices)
+
+
+def _inplace(fn):
+    def op(t, *args, **kwargs):
+        t._check_inplace()
+        return t._write(fn(t, *args, **kwargs))
+    return op
+
+
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+Tensor.index_put_, Tensor.index_put = index_put_, index_put
+Tensor.masked_fill, Tensor.masked_fill_ = masked_fill, masked_fill_
+Tensor.index_select, Tensor.narrow, Tensor.select, Tensor.take_along_dim = index_select, narrow, select, take_along_dim
+Tensor.gather = gather
+Tensor.scatter, Tensor.scatter_ = scatter, _inplace(scatter)
+Tensor.scatter_add, Tensor.scatter_add_ = scatter_add, _inplace(scatter_add)

@@ -1,2 +1,227 @@
 """Products through BLAS (numpy): matmul, mm, bmm, mv, dot, outer, with backward."""
-__all__ = []
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.node import record
+from ..tensor import Tensor
+from .elementwise import broadcast_shapes
+from .shape import view_of
+
+__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
+
+_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+
+
+def _check_tensors(op, a, b, names=("input", "other")):
+    for i, (t, nm) in enumerate(zip((a, b), names)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): argument '{nm}' (position {i + 1}) must be Tensor, not {type(t).__name__}")
+
+
+def _no_bool(kernel, a):
+    if a._dtype is dtypes.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _product(name, backward, a, b, data):
+    """Records a product node; each operand is saved only when the other one needs its gradient."""
+    out = Tensor._make(np.asarray(data, a._data.dtype), a._dtype)
+    record(name, backward, [a, b], [out], {"a": a if b._requires_grad else None, "b": b if a._requires_grad else None})
+    return out
+
+
+def _wants(node, i):
+    return node.next_functions[i][0] is not None
+
+
+# Backward rules: g is the incoming gradient, a and b the operands.
+
+def _mm_backward(node, g):
+    return (g.mm(node.saved("b").t()) if _wants(node, 0) else None,
+            node.saved("a").t().mm(g) if _wants(node, 1) else None)
+
+
+def _bmm_backward(node, g):
+    return (g.bmm(node.saved("b").mT) if _wants(node, 0) else None,
+            node.saved("a").mT.bmm(g) if _wants(node, 1) else None)
+
+
+def _mv_backward(node, g):
+    return (g.unsqueeze(1) * node.saved("b") if _wants(node, 0) else None,
+            node.saved("a").t().mv(g) if _wants(node, 1) else None)
+
+
+def _dot_backward(node, g):
+    return (g * node.saved("b") if _wants(node, 0) else None,
+            g * node.saved("a") if _wants(node, 1) else None)
+
+
+def mm(input, mat2):
+    _check_tensors("mm", input, mat2, ("input", "mat2"))
+    a, b = input, mat2
+    if a._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    (n, k), (k2, m) = a._data.shape, b._data.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_TYPE[a._dtype.name]} != "
+                           f"{_C_TYPE[b._dtype.name]}")
+    _no_bool("addmm_impl_cpu_", a)
+    return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
+
+
+def bmm(input, mat2):
+    _check_tensors("bmm", input, mat2, ("input", "mat2"))
+    a, b = input, mat2
+    if a._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (batch, _, k), shape2 = a._data.shape, b._data.shape
+    if shape2[:2] != (batch, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
+                           f"[{shape2[0]}, {shape2[1]}].")
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE[a._dtype.name]} but found {_TYPE[b._dtype.name]}")
+    _no_bool("bmm", a)
+    return _product("BmmBackward0", _bmm_backward, a, b, np.matmul(a._data, b._data))
+
+
+def mv(input, vec):
+    _check_tensors("mv", input, vec, ("input", "vec"))
+    a, b = input, vec
+    if a._data.ndim != 2 or b._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {b._data.ndim}")
+    (n, k), (k2,) = a._data.shape, b._data.shape
+    if k != k2:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
+    if a._dtype is not b._dtype:
+        vt, mt = _TYPE[b._dtype.name], _TYPE[a._dtype.name]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vt}, {mt}, and {vt}")
+    _no_bool("addmv_impl_cpu", a)
+    return _product("MvBackward0", _mv_backward, a, b, np.matmul(a._data, b._data))
+
+
+def dot(input, tensor):
+    _check_tensors("dot", input, tensor, ("input", "tensor"))
+    a, b = input, tensor
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_TYPE[a._dtype.name]} and "
+                           f"{_TYPE[b._dtype.name]}")
+    if a._data.shape != b._data.shape:
+        n, m = a._data.shape[0], b._data.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
+                           f"elements, but got {n} and {m} elements respectively")
+    _no_bool("dot", a)
+    return _product("DotBackward0", _dot_backward, a, b, np.dot(a._data, b._data))
+
+
+def outer(input, vec2):
+    _check_tensors("outer", input, vec2, ("input", "vec2"))
+    for t, nm in ((input, "self"), (vec2, "vec2")):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {nm}, but got {t._data.ndim}-D")
+    return input.reshape(-1, 1) * vec2  # as torch builds it: MulBackward0 over a view
+
+
+ger = outer
+
+
+def _unsafe_view_backward(node, g):
+    return (g.reshape(node.input_shape(0)),)
+
+
+def _unsafe_view(t, shape):
+    out = Tensor._make(t._data.reshape(shape), t._dtype)
+    record("UnsafeViewBackward0", _unsafe_view_backward, [t], [out])
+    return out
+
+
+def _squeeze0_backward(node, g):
+    return (g.unsqueeze(0),)
+
+
+def _squeeze0(t):
+    out = view_of(t, t._data[0])
+    record("SqueezeBackward4", _squeeze0_backward, [t], [out])
+    return out
+
+
+def _should_fold(a, b):
+    """torch folds the batch of the larger operand into mm/mv rows when that needs no copy, or when the
+    smaller operand requires grad (its gradient is then one mm rather than a sum over a bmm batch)."""
+    t1, t2 = (a._data, b) if a._data.ndim >= b._data.ndim else (np.swapaxes(b._data, -1, -2), a)
+    if not (t1.ndim >= 3 and t2._data.ndim <= 2):
+        return False
+    if t2._requires_grad:
+        return True
+    if a._data.ndim == 2:
+        return False
+    if t1.size == 0:
+        return True
+    return all(t1.strides[i] == t1.strides[i + 1] * t1.shape[i + 1] for i in range(t1.ndim - 2))
+
+
+def matmul(input, other):
+    """torch.matmul, built as torch builds it (dot, mv, mm, folded mm/mv, or broadcast bmm) so that the
+    graph and the error messages match."""
+    _check_tensors("matmul", input, other)
+    a, b = input, other
+    d1, d2 = a._data.ndim, b._data.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(a, b)
+    if d1 == 2 and d2 == 1:
+        return mv(a, b)
+    if d1 == 1 and d2 == 2:
+        return _squeeze0(mm(a.unsqueeze(0), b))
+    if d1 == 2 and d2 == 2:
+        return mm(a, b)
+    if _should_fold(a, b):
+        transpose = d2 > d1
+        t1 = b.mT if transpose else a
+        t2 = (a.t() if d1 == 2 else a) if transpose else b
+        shape = list(t1._data.shape[:-1])
+        folded = t1.reshape(math.prod(shape), t1._data.shape[-1])
+        if t2._data.ndim == 1:
+            return _unsafe_view(folded.mv(t2), shape)
+        out = _unsafe_view(folded.mm(t2), shape + [t2._data.shape[1]])
+        return out.mT.contiguous() if transpose else out
+    n, m1 = (a._data.shape[-2] if d1 > 1 else 1), a._data.shape[-1]
+    m2, p = (b._data.shape[-2] if d2 > 1 else b._data.shape[-1]), (b._data.shape[-1] if d2 > 1 else 1)
+    batch1, batch2 = a._data.shape[:-2], b._data.shape[:-2]
+    if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:  # a broadcast matrix that needs grad: fold instead
+        if batch1[0] == 1 and a._requires_grad:
+            return matmul(a.squeeze(0), b)
+        if batch2[0] == 1 and b._requires_grad:
+            return matmul(a, b.squeeze(0))
+    batch = list(broadcast_shapes(batch1, batch2))
+    size = math.prod(batch)
+    a3 = a.expand(*batch, n, m1).reshape(size, n, m1)
+    if d2 == 1:
+        out = a3.bmm(b.expand(*batch, m2).reshape(size, m2).unsqueeze(2)).squeeze(-1)
+    else:
+        out = a3.bmm(b.expand(*batch, m2, p).reshape(size, m2, p))
+    return _unsafe_view(out, batch + ([n] if d1 > 1 else []) + ([p] if d2 > 1 else []))
+
+
+def _matmul_operator(self, other):
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def _rmatmul_operator(self, other):
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+Tensor.matmul, Tensor.mm, Tensor.bmm, Tensor.mv, Tensor.dot = matmul, mm, bmm, mv, dot
+Tensor.outer = Tensor.ger = outer
+Tensor.__matmul__, Tensor.__rmatmul__ = _matmul_operator, _rmatmul_operator

@@ -148,9 +148,13 @@ def t_(t):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {t._data.ndim}D")
     if t._data.ndim < 2:
         out = view_of(t, t._data.view())
-        record("TBackward0", lambda node, g: (g,), [t], [out])
+        record("TBackward0", _identity_backward, [t], [out])
         return out
     return transpose(t, 0, 1, _name="TBackward0")
+
+
+def _identity_backward(node, g):
+    return (g,)
 
 
 def T(t):
@@ -173,9 +177,11 @@ def expand(t, *sizes):
     sizes = _shape_arg(sizes)
     shape = t._data.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
-                           "the number of sizes provided ({}) must be greater or equal to the number of dimensions "
-                           "in the tensor ({})".format(len(sizes), len(shape)))
+        from ..autograd.node import _type_string
+        kind = _type_string(t).split(" ")[0]
+        raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
+                           f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = []
     for i, s in enumerate(sizes):
@@ -249,7 +255,7 @@ def region_of(g, spec):
     """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
     from ..tensor import Tensor
     out = Tensor._make(_strided(np.ascontiguousarray(g._data).reshape(-1), spec).copy(), g._dtype)
-    record("AsStridedBackward0", lambda node, gv: (embed_region(gv, spec, node.input_shape(0)),), [g], [out])
+    record("AsStridedBackward0", _region_backward, [g], [out], {"spec": spec})
     return out
 
 
@@ -259,8 +265,16 @@ def embed_region(gv, spec, root_shape):
     flat = np.zeros(int(np.prod(root_shape)), gv._dtype.np)
     _strided(flat, spec)[...] = gv._data
     out = Tensor._make(flat.reshape(root_shape), gv._dtype)
-    record("AsStridedScatterBackward0", lambda node, g: (region_of(g, spec),), [gv], [out])
+    record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
     return out
+
+
+def _region_backward(node, gv):
+    return (embed_region(gv, node.saved("spec"), node.input_shape(0)),)
+
+
+def _embed_backward(node, g):
+    return (region_of(g, node.saved("spec")),)
 
 
 def _copy_slices_backward(node, g):
@@ -282,4 +296,4 @@ def rebase_view(view, result):
     if node is None or not needs_grad(result):
         return
     root._grad_fn, root._requires_grad, root._output_nr = node, True, 0
-    record("AsStridedBackward0", lambda n, gv: (region_of(gv, spec),), [root], [view])
+    record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec})

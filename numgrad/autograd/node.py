@@ -138,7 +138,8 @@ class AccumulateGrad(Node):
 
 def grad_accumulator(t):
     """The leaf's AccumulateGrad, created once and kept alive by the graphs that use it."""
-    acc = t._accumulator() if t._accumulator is not None else None
+    ref = t._accumulator
+    acc = ref() if ref is not None else None
     if acc is None:
         acc = AccumulateGrad(t)
         t._accumulator = weakref.ref(acc)

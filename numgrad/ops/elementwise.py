@@ -145,29 +145,21 @@ class ElementwiseBackward(Node):
     def __init__(self, entry, args, result, compute):
         super().__init__()
         self.entry, self.compute = entry, compute
+        # which inputs need a gradient, and which of those are one tensor passed twice (x * x)
+        pattern = tuple(_role(a, args) for a in args)
+        self.differentiable, self.needed, self.used, self.groups = plan = _plan(entry.name, pattern)
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
-        self.differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
-        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
-                                    for a, nm in zip(args, entry.inputs) if nm not in entry.scalar_only)
-        self.needed = tuple(nm for nm, (node, _) in zip(self.differentiable, self.next_functions)
-                            if node is not None and nm in entry.grads)
-        self.meta = {nm: (a._data.shape, a._dtype) for nm, a in zip(entry.inputs, args) if isinstance(a, Tensor)}
-        self.used = _used_names(entry.name, self.needed)
-        # inputs that are one tensor (x * x) get one gradient, summed inside the kernel
-        groups = {}
-        for nm in self.needed:
-            groups.setdefault(id(args[entry.inputs.index(nm)]), []).append(nm)
-        self.groups = tuple(tuple(names) for names in groups.values())
+        self.next_functions = tuple(edge_of(a) if p >= 0 else (None, 0)
+                                    for a, p, nm in zip(args, pattern, entry.inputs) if nm not in entry.scalar_only)
+        self.meta = {nm: (args[i]._data.shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan[1]}
         self.out_shape = result._data.shape
         for nm in self.used:
             value = result if nm == "out" else args[entry.inputs.index(nm)]
-            self.save(self._attr(nm), value, is_output=(nm == "out"))
+            self.save(_SAVED_ATTR[entry.name][nm], value, is_output=(nm == "out"))
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
 
     def _attr(self, nm):
-        if nm == "out":
-            return "result"
-        return self.entry.saved_names.get(nm) or {"a": "self", "b": "other"}.get(nm, nm)
+        return _SAVED_ATTR[self.entry.name][nm]
 
     def apply(self, grads):
         g = grads[0]
@@ -223,6 +215,35 @@ class ElementwiseBackward(Node):
                 r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
                 results[nm] = r if hasattr(r, "_data") else functional.full_like(g, r)
         return results
+
+
+def _role(a, args):
+    """-2: not a tensor; -1: a tensor that needs no gradient; i >= 0: needs one, first seen as args[i]."""
+    if a.__class__ is not Tensor and not isinstance(a, Tensor):
+        return -2
+    if not a._requires_grad:
+        return -1
+    for i, b in enumerate(args):
+        if b is a:
+            return i
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(name, pattern):
+    """(differentiable inputs, inputs needing a gradient, what backward reads, groups of inputs that
+    are one tensor) for one entry and one pattern of arguments (see _role)."""
+    entry = ELEMENTWISE[name]
+    differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
+    needed = tuple(nm for nm, p in zip(entry.inputs, pattern) if p >= 0 and nm in entry.grads and nm in differentiable)
+    groups = {}
+    for nm in needed:
+        groups.setdefault(pattern[entry.inputs.index(nm)], []).append(nm)
+    return differentiable, needed, _used_names(name, needed), tuple(tuple(g) for g in groups.values())
+
+
+# torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
+_SAVED_ATTR = {name: {nm: e.saved_names.get(nm) or {"a": "self", "b": "other"}.get(nm, nm) for nm in e.inputs}
+               | {"out": "result"} for name, e in ELEMENTWISE.items()}
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,26 +1,10 @@
 """Examples of seed document 003 (pytorch 的自动求导: requires_grad, grad_fn, backward, no_grad, Function) run on torch and numgrad and compared."""
 
-import importlib.util
-import pathlib
 import sys
 
 import numpy as np
-import pytest
+import seed_harness as H
 
-
-def _load_harness():
-    # Loaded by path under a unique name so that no other `harness` module can shadow it.
-    name = "numgrad_seeds_harness"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("harness.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-H = _load_harness()
 run_example = H.run_example
 fixed = H.fixed
 

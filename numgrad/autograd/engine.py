@@ -61,6 +61,9 @@ def _graph(roots, targets):
 def _add(a, b):
     if a is None:
         return b
+    if a._fresh and not STATE.grad_enabled and a._data.flags.writeable:
+        _add_into(a, b)  # a is the engine's own buffer: sum in place
+        return a
     s = a + b
     s._fresh = True
     return s

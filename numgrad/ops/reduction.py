@@ -6,7 +6,7 @@ import collections
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.node import record
 from ..kernels import cpu
 from .shape import wrap_dim
@@ -52,6 +52,9 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     """The gradient of a reduction, reshaped with the reduced dims kept and expanded to the input."""
     shape = node.input_shape(0)
     axes = node.saved("axes")
+    if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
+        from ..tensor import Tensor
+        return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
     if not node.saved(keepdim_key):
         g = g.reshape(_kept_shape(shape, axes, True))
     return g.expand(*shape)

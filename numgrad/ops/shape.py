@@ -1,4 +1,6 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
+import math
+
 import numpy as np
 
 from ..autograd.node import record
@@ -30,11 +32,11 @@ def _infer(shape, numel):
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1]))
+        known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
-    if int(np.prod(shape)) != numel:
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
     return tuple(shape)
 

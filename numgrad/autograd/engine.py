@@ -5,6 +5,7 @@ import numpy as np
 
 from .grad_mode import STATE
 from ..kernels import cpu
+from ..ops.elementwise import operand
 from ..tensor import Tensor
 from .node import AccumulateGrad, edge_of
 
@@ -14,15 +15,15 @@ def _shape_str(shape):
 
 
 def _root_grads(outputs, grad_outputs, create_graph):
-    from .. import creation
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = Tensor._make(np.ones(out._data.shape, out._dtype.np), out._dtype)
-        elif not isinstance(g, type(out)):
-            g = creation.tensor(g, dtype=out.dtype)
+        elif not isinstance(g, Tensor):
+            from ..creation import tensor
+            g = tensor(g, dtype=out.dtype)
         elif g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g.shape)} and "
                                f"output[{i}] has a shape of {_shape_str(out.shape)}.")
@@ -215,7 +216,6 @@ def accumulate_into_grad(leaf, g, create_graph=None):
 def _add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
     if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
-        from ..ops.elementwise import operand
         flat = acc._data.reshape(-1)
         n = flat.size
         cpu.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, operand(g, acc._data.shape, n, flat.dtype)],

@@ -131,9 +131,13 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
-        from .engine import accumulate_into_grad
-        accumulate_into_grad(self.variable, grads[0])
+        _engine().accumulate_into_grad(self.variable, grads[0])
         return []
+
+
+def _engine():
+    from . import engine  # the engine imports this module: bound on first use
+    return engine
 
 
 def grad_accumulator(t):

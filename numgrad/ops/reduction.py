@@ -9,6 +9,7 @@ from .. import dtypes
 from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.node import record
 from ..kernels import cpu
+from ..tensor import Tensor
 from .shape import wrap_dim
 from .table import REDUCTIONS
 
@@ -44,7 +45,6 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
 
 
 def _result(data, dtype):
-    from ..tensor import Tensor
     return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
 
 
@@ -53,8 +53,7 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     shape = node.input_shape(0)
     axes = node.saved("axes")
     if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
-        from ..tensor import Tensor
-        return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
+            return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
     if not node.saved(keepdim_key):
         g = g.reshape(_kept_shape(shape, axes, True))
     return g.expand(*shape)
@@ -202,7 +201,6 @@ def _max_min(name, t, dim, keepdim):
 
 
 def max(t, dim=None, keepdim=False):
-    from ..tensor import Tensor
     if isinstance(dim, Tensor):
         from .. import functional
         return functional.maximum(t, dim)
@@ -210,7 +208,6 @@ def max(t, dim=None, keepdim=False):
 
 
 def min(t, dim=None, keepdim=False):
-    from ..tensor import Tensor
     if isinstance(dim, Tensor):
         from .. import functional
         return functional.minimum(t, dim)

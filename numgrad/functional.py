@@ -1,10 +1,14 @@
 """The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
+import builtins
 import numbers
 
 from . import creation
 from .ops import reduction
 from .ops.elementwise import apply
 from .tensor import Tensor
+
+
+builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
 
 
 def _unary(name):
@@ -57,14 +61,16 @@ multiply = mul
 
 
 def div(input, other, rounding_mode=None):
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
     if _scalar(input):  # torch computes scalar / t as reciprocal(t) * scalar
         return mul(reciprocal(other), input)
     out = apply("div", input, other)
-    if rounding_mode == "floor":
-        out = floor(out)
-    elif rounding_mode == "trunc":
-        out = trunc(out)
-    return out
+    return trunc(out) if rounding_mode == "trunc" else out
+
+
+def floor_divide(input, other):
+    return apply("floor_divide", input, other)
 
 
 true_divide = divide = div
@@ -225,7 +231,25 @@ argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.n
 logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
 
+def _on_tensors_or_numbers(fn, scalar_fn):
+    """A vocabulary function for derivative expressions: a Python-scalar operand (pow's base, say) gets
+    the math function, tensors the differentiable op."""
+    def call(*args):
+        if builtins.any(isinstance(a, Tensor) for a in args):
+            return fn(*args)
+        return scalar_fn(*args)
+    return call
+
+
+def _scalar_math():
+    import math
+    return {"exp": math.exp, "log": lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")),
+            "log1p": math.log1p, "expm1": math.expm1, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
+            "tan": math.tan, "tanh": math.tanh, "erf": math.erf, "abs": builtins_abs,
+            "sign": lambda v: (v > 0) - (v < 0), "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
+            "isnan": math.isnan, "maximum": builtins_max, "minimum": builtins_min}
+
+
 # What the op table's derivative expressions mean when they run on tensors (create_graph=True).
-EXPRESSION_FUNCS = {name: globals()[name] for name in (
-    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "erf", "abs", "where", "sign",
-    "sigmoid", "isnan", "maximum", "minimum")}
+EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(globals()[name], scalar) for name, scalar in _scalar_math().items()}
+EXPRESSION_FUNCS["where"] = where

@@ -17,7 +17,7 @@ for _name in ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "co
               "logical_xor", "equal", "allclose", "isclose", "all", "any", "sum", "mean", "prod", "max", "min",
               "amax", "amin", "argmax", "argmin", "norm", "var", "std", "logsumexp", "softmax", "log_softmax",
               "nonzero", "subtract", "multiply", "divide", "true_divide", "negative", "absolute", "greater",
-              "less", "greater_equal", "less_equal", "not_equal"):
+              "less", "greater_equal", "less_equal", "not_equal", "floor_divide"):
     _bind(_name, getattr(F, _name))
 
 for _name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
@@ -82,11 +82,8 @@ def _invert(self):
 Tensor.__invert__ = _invert
 
 
-def _floordiv(self, other):
-    return F.div(self, other, rounding_mode="floor")
-
-
-Tensor.__floordiv__ = _floordiv
+Tensor.__floordiv__ = F.floor_divide
+Tensor.__rfloordiv__ = _reflected(F.floor_divide)
 
 
 # ---- in-place forms: compute out of place, then write into self (version bump, grad_fn rebase) ----

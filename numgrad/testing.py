@@ -1,13 +1,20 @@
 """Testing helpers for users porting from torch: assert_close, gradcheck, gradgradcheck, compare_with_torch."""
 import collections.abc
 import dataclasses
-import math
 import numbers
 
 import numpy as np
 
-__all__ = ["assert_close", "gradcheck", "gradgradcheck", "compare_with_torch", "GradcheckError",
-           "TorchComparison", "default_tolerances"]
+__all__ = [
+    "Difference",
+    "GradcheckError",
+    "TorchComparison",
+    "assert_close",
+    "compare_with_torch",
+    "default_tolerances",
+    "gradcheck",
+    "gradgradcheck",
+]
 
 # torch.testing.assert_close's defaults (rtol, atol); exact comparison for everything else.
 _PRECISIONS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -40,10 +47,10 @@ def _to_numpy(x):
         return x._data, x.dtype.name
     if _is_torch(x):
         name = str(x.dtype).replace("torch.", "")
-        t = x.detach().cpu().resolve_conj().resolve_neg()
+        t = x.detach()
         if name == "bfloat16":
             t = t.float()
-        return t.numpy(), name
+        return t.numpy(force=True), name  # force: also ZeroTensors (torch's lazily-zero gradients)
     arr = np.asarray(x)
     return arr, ("bool" if arr.dtype == np.bool_ else arr.dtype.name)
 
@@ -89,7 +96,8 @@ def _close_mask(a, e, rtol, atol, equal_nan):
         return a == e
     a64, e64 = a.astype(np.float64), e.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        close = (a64 == e64) | (np.abs(a64 - e64) <= atol + rtol * np.abs(e64))
+        finite = np.isfinite(a64) & np.isfinite(e64)
+        close = (a64 == e64) | (finite & (np.abs(a64 - e64) <= atol + rtol * np.abs(e64)))
     if equal_nan:
         close |= np.isnan(a64) & np.isnan(e64)
     return close
@@ -172,7 +180,7 @@ def _compare_pair(actual, expected, rtol, atol, equal_nan, check_dtype):
 
 
 def _isnan(x):
-    return x != x
+    return x != x  # noqa: PLR0124  NaN is the only value unequal to itself (also for complex)
 
 
 def _walk(actual, expected, path, fn):
@@ -250,7 +258,7 @@ def _numerical_jacobians(fn, inputs, diff_idx, eps):
     from .creation import tensor
 
     def run(values):
-        args = [tensor(v, dtype=inputs[k].dtype, requires_grad=inputs[k].requires_grad) if k in values
+        args = [tensor(values[k], dtype=inputs[k].dtype, requires_grad=inputs[k].requires_grad) if k in values
                 else inputs[k] for k in range(len(inputs))]
         return [np.array(o.detach()._data, dtype=np.float64) for o in _diff_outputs(fn(*args))]
 
@@ -311,10 +319,11 @@ def _analytical_jacobians(outputs, inputs, diff_idx, nondet_tol):
 
 def _jacobian_repr(j):
     from .creation import tensor
+    j = j + 0.0  # no "-0.0000" from a zero times a negative
     return repr(tensor(j, requires_grad=False).double()) if j.size else f"tensor([], size={tuple(j.shape)})"
 
 
-def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0):
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, *, nondet_tol=0.0):
     """Checks numgrad's gradients of `fn` against central finite differences, as torch.autograd.gradcheck.
     Floating inputs are copied to float64 first (torch only warns about single precision), so the
     comparison is |analytical - numerical| <= atol + rtol * |numerical| in double. Returns True, or
@@ -426,8 +435,7 @@ def _max_abs_error(a, e):
     if a64.shape != e64.shape or a64.size == 0:
         return None
     with np.errstate(invalid="ignore"):
-        d = np.abs(a64 - e64)
-    d[(a64 == e64) | (np.isnan(a64) & np.isnan(e64))] = 0
+        d = np.where((a64 == e64) | (np.isnan(a64) & np.isnan(e64)), 0.0, np.abs(a64 - e64))
     return float(np.max(d))
 
 
@@ -456,29 +464,55 @@ def _compare_tensor(report, where, ours, theirs, rtol, atol, check_dtype, equal_
         report.differences.append(Difference(where, what, msg, err if what == "values" else None))
 
 
+def _lib_inputs(np_inputs, flags):
+    """The same numpy inputs as numgrad and torch tensors (each its own copy); others pass unchanged."""
+    import torch
+
+    import numgrad
+    ours, theirs = [], []
+    for x, rg in zip(np_inputs, flags):
+        if isinstance(x, np.ndarray):
+            want = bool(rg) and x.dtype.kind == "f"
+            ours.append(numgrad.tensor(np.array(x), requires_grad=want))
+            theirs.append(torch.tensor(np.array(x), requires_grad=want))
+        else:
+            ours.append(x)
+            theirs.append(x)
+    return ours, theirs
+
+
+def _exception_detail(exc):
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)[-3:]
+    where = "; ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in frames)
+    return f"{type(exc).__name__}: {exc}\n(at {where})"
+
+
 def compare_with_torch(fn, *np_inputs, requires_grad=True, rtol=None, atol=None, grad_rtol=None, grad_atol=None,
-                       equal_nan=True, check_grad_fn=False, seed=0, raise_exception=True):
+                       second_order=False, second_order_rtol=None, second_order_atol=None, equal_nan=True,
+                       check_grad_fn=False, check_message=False, seed=0, raise_exception=True):
     """Runs `fn(lib, *tensors)` once with numgrad and once with torch on the same numpy inputs (Python
     scalars and other values pass unchanged) and compares outputs (type, shape, dtype, values, requires_grad,
     and with check_grad_fn the grad_fn class name), then the input gradients of a backward from a
-    random-weighted sum of the floating outputs. `requires_grad` is a bool or one per input (only floating
-    inputs get it). Tolerances default to assert_close's per dtype. Raises AssertionError with the report
-    when anything differs (or returns the TorchComparison, falsy, with raise_exception=False)."""
+    random-weighted sum of the floating outputs. With second_order, it also takes the first-order gradients
+    with autograd.grad(create_graph=True) and compares them and the gradients of a random-weighted sum of them
+    with respect to the inputs and to the grad_outputs. `requires_grad` is a bool or one per input (only
+    floating inputs get it). Tolerances default to assert_close's per dtype; grad_* to rtol/atol and
+    second_order_* to grad_*. If torch raises, numgrad must raise the same exception type (and, with
+    check_message, the same message, less torch's "(Triggered internally at ...)" suffix). Raises
+    AssertionError with the report when anything differs (or returns the TorchComparison, falsy, with
+    raise_exception=False); the report lists where outputs/gradients differ and the max abs error of each."""
     import torch
+
     import numgrad
 
     flags = list(requires_grad) if isinstance(requires_grad, (tuple, list)) else [requires_grad] * len(np_inputs)
-    ours_in, theirs_in = [], []
-    for x, rg in zip(np_inputs, flags):
-        if isinstance(x, np.ndarray):
-            arr = np.array(x)  # each library gets its own copy
-            want = bool(rg) and arr.dtype.kind == "f"
-            ours_in.append(numgrad.tensor(arr.copy(), requires_grad=want))
-            theirs_in.append(torch.tensor(arr.copy(), requires_grad=want))
-        else:
-            ours_in.append(x)
-            theirs_in.append(x)
+    grad_rtol, grad_atol = (rtol, atol) if grad_rtol is None and grad_atol is None else (grad_rtol, grad_atol)
+    if second_order_rtol is None and second_order_atol is None:
+        second_order_rtol, second_order_atol = grad_rtol, grad_atol
+    rng = np.random.default_rng(seed)
     report = TorchComparison()
+    ours_in, theirs_in = _lib_inputs(np_inputs, flags)
     results = []
     for lib, args in ((numgrad, ours_in), (torch, theirs_in)):
         try:
@@ -487,20 +521,37 @@ def compare_with_torch(fn, *np_inputs, requires_grad=True, rtol=None, atol=None,
             results.append((None, exc))
     (ours, our_exc), (theirs, their_exc) = results
     if our_exc is not None or their_exc is not None:
-        if our_exc is None or their_exc is None or not isinstance(our_exc, type(their_exc)):
-            report.differences.append(Difference("call", "exception", f"torch: {their_exc!r}\nnumgrad: {our_exc!r}"))
+        if our_exc is None or their_exc is None or not isinstance(our_exc, type(their_exc)) or (
+                check_message and _message(our_exc) != _message(their_exc)):
+            ours_text = repr(None) if our_exc is None else _exception_detail(our_exc)
+            detail = f"torch: {their_exc!r}\nnumgrad: {ours_text}"
+            report.differences.append(Difference("call", "exception", detail))
     else:
-        _compare_outputs(report, ours, theirs, ours_in, theirs_in, rtol, atol, grad_rtol, grad_atol, equal_nan,
-                         check_grad_fn, seed)
+        _compare_outputs(report, ours, theirs, rtol, atol, equal_nan, check_grad_fn)
+        if report.ok:
+            try:
+                _compare_backward(report, ours, theirs, ours_in, theirs_in, grad_rtol, grad_atol, equal_nan, rng)
+            except Exception as exc:  # noqa: BLE001
+                report.differences.append(Difference("backward()", "exception", _exception_detail(exc)))
+        if report.ok and second_order:
+            ours_in, theirs_in = _lib_inputs(np_inputs, flags)
+            try:
+                _compare_second_order(report, fn(numgrad, *ours_in), fn(torch, *theirs_in), ours_in, theirs_in,
+                                      (grad_rtol, grad_atol), (second_order_rtol, second_order_atol), equal_nan, rng)
+            except Exception as exc:  # noqa: BLE001
+                report.differences.append(Difference("create_graph", "exception", _exception_detail(exc)))
     if not report.ok and raise_exception:
         raise AssertionError(str(report))
     return report
 
 
-def _compare_outputs(report, ours, theirs, ours_in, theirs_in, rtol, atol, grad_rtol, grad_atol, equal_nan,
-                     check_grad_fn, seed):
+def _message(exc):
+    import re
+    return re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", str(exc))
+
+
+def _compare_outputs(report, ours, theirs, rtol, atol, equal_nan, check_grad_fn):
     import torch
-    import numgrad
     ol, tl = _leaves(ours), _leaves(theirs)
     if len(ol) != len(tl):
         report.differences.append(Difference("outputs", "count", f"torch returned {len(tl)}, numgrad {len(ol)}"))
@@ -517,15 +568,48 @@ def _compare_outputs(report, ours, theirs, ours_in, theirs_in, rtol, atol, grad_
                 on = type(o.grad_fn).__name__ if o.grad_fn is not None else None
                 if tn != on:
                     report.differences.append(Difference(where, "grad_fn", f"torch {tn}, numgrad {on}"))
-    if not report.ok:
-        return
-    rng = np.random.default_rng(seed)
-    pairs = [(o, t) for o, t in zip(ol, tl) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _differentiable(ours, theirs):
+    import torch
+    return [(o, t) for o, t in zip(_leaves(ours), _leaves(theirs)) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _np_dtype(t):
+    return _to_numpy(t)[0].dtype
+
+
+def _run_both(report, where, theirs, ours):
+    """(torch's result, numgrad's result) of one step; None when torch raises (no derivative defined,
+    say), after checking that numgrad raises the same error."""
+    try:
+        theirs_result = theirs()
+    except Exception as theirs_error:
+        try:
+            ours()
+        except Exception as ours_error:
+            if type(ours_error) is not type(theirs_error) or str(ours_error) != str(theirs_error):
+                report.differences.append(Difference(where, "exception", f"torch {theirs_error!r}, "
+                                                                         f"numgrad {ours_error!r}"))
+            return None
+        report.differences.append(Difference(where, "exception", f"torch {theirs_error!r}, numgrad none"))
+        return None
+    return theirs_result, ours()
+
+
+def _compare_backward(report, ours, theirs, ours_in, theirs_in, rtol, atol, equal_nan, rng):
+    """backward() from a random-weighted sum of the outputs; the inputs' .grad compared."""
+    import torch
+
+    import numgrad
+    pairs = _differentiable(ours, theirs)
     if not pairs:
         return
-    weights = [rng.standard_normal(t.shape).astype(_to_numpy(t)[0].dtype) for _, t in pairs]
-    torch.autograd.backward([t for _, t in pairs], [torch.tensor(w) for w in weights])
-    numgrad.autograd.backward([o for o, _ in pairs], [numgrad.tensor(w) for w in weights])
+    weights = [np.asarray(rng.standard_normal(tuple(t.shape)), _np_dtype(t)) for _, t in pairs]
+    if _run_both(report, "backward()",
+                 lambda: torch.autograd.backward([t for _, t in pairs], [torch.tensor(w) for w in weights]),
+                 lambda: numgrad.autograd.backward([o for o, _ in pairs], [numgrad.tensor(w) for w in weights])) is None:
+        return
     for k, (o, t) in enumerate(zip(ours_in, theirs_in)):
         if not isinstance(t, torch.Tensor) or not t.requires_grad:
             continue
@@ -534,5 +618,49 @@ def _compare_outputs(report, ours, theirs, ours_in, theirs_in, rtol, atol, grad_
             report.differences.append(Difference(where, "grad", f"torch {'None' if t.grad is None else 'a tensor'}, "
                                                                 f"numgrad {'None' if o.grad is None else 'a tensor'}"))
         elif t.grad is not None:
-            _compare_tensor(report, where, o.grad, t.grad, grad_rtol if grad_rtol is not None else rtol,
-                            grad_atol if grad_atol is not None else atol, True, equal_nan)
+            _compare_tensor(report, where, o.grad, t.grad, rtol, atol, True, equal_nan)
+
+
+def _zeros_for_none(grads, like):
+    return [g if g is not None else x.detach() * 0 for g, x in zip(grads, like)]
+
+
+def _compare_second_order(report, ours, theirs, ours_in, theirs_in, tol1, tol2, equal_nan, rng):
+    """First-order gradients by autograd.grad(create_graph=True), then the gradients of a random-weighted
+    sum of them with respect to the inputs and the (requires_grad) grad_outputs."""
+    import torch
+
+    import numgrad
+    pairs = _differentiable(ours, theirs)
+    diff = [i for i, t in enumerate(theirs_in) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not pairs or not diff:
+        return
+    weights = [np.asarray(rng.standard_normal(tuple(t.shape)), _np_dtype(t)) for _, t in pairs]
+    tw = [torch.tensor(w, requires_grad=True) for w in weights]
+    ow = [numgrad.tensor(w, requires_grad=True) for w in weights]
+    t_x, o_x = [theirs_in[i] for i in diff], [ours_in[i] for i in diff]
+    both = _run_both(report, "create_graph",
+                     lambda: torch.autograd.grad([t for _, t in pairs], t_x, tw, create_graph=True, allow_unused=True),
+                     lambda: numgrad.autograd.grad([o for o, _ in pairs], o_x, ow, create_graph=True,
+                                                   allow_unused=True))
+    if both is None:
+        return
+    tg, og = both
+    tg, og = _zeros_for_none(tg, t_x), _zeros_for_none(og, o_x)
+    for k, (o, t) in enumerate(zip(og, tg)):
+        where = f"create_graph grad of input {diff[k]}"
+        _compare_tensor(report, where, o, t, *tol1, True, equal_nan)
+        if o.requires_grad != t.requires_grad:
+            report.differences.append(Difference(where, "requires_grad", f"torch {t.requires_grad}, "
+                                                                         f"numgrad {o.requires_grad}"))
+    keep = [k for k, t in enumerate(tg) if t.requires_grad]
+    if not report.ok or not keep:
+        return
+    vs = [np.asarray(rng.standard_normal(tuple(tg[k].shape)), _np_dtype(tg[k])) for k in keep]
+    tgg = torch.autograd.grad([tg[k] for k in keep], t_x + tw, [torch.tensor(v) for v in vs], allow_unused=True)
+    ogg = numgrad.autograd.grad([og[k] for k in keep], o_x + ow, [numgrad.tensor(v) for v in vs], allow_unused=True)
+    tgg, ogg = _zeros_for_none(tgg, t_x + tw), _zeros_for_none(ogg, o_x + ow)
+    for k, (o, t) in enumerate(zip(ogg, tgg)):
+        where = f"second-order grad of input {diff[k]}" if k < len(diff) else \
+            f"second-order grad of grad_output {k - len(diff)}"
+        _compare_tensor(report, where, o, t, *tol2, True, equal_nan)

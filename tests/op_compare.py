@@ -82,3 +82,10 @@ def grad_fd(fn, *arrays, eps=1e-6):
             args = lambda x: [numgrad.tensor(x if u is a else u) for u in arrays]
             numeric[i] = (fn(*args(hi)).item() - fn(*args(lo)).item()) / (2 * eps)
         np.testing.assert_allclose(t.grad.numpy(), numeric, rtol=1e-6, atol=1e-7)
+
+
+def param_grid(names, *dtypes):
+    """pytest params: the names, or every (name, dtype) pair when dtypes are given."""
+    if not dtypes:
+        return list(names)
+    return [pytest.param(n, d, id=f"{n}-{d}") for n in names for d in dtypes]

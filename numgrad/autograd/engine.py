@@ -32,17 +32,22 @@ def _root_grads(outputs, grad_outputs, create_graph):
 
 
 def _graph(roots, targets):
-    seen, post, stack = set(roots), [], [(r, iter(r.next_functions)) for r in roots]
-    while stack:
-        node, it = stack[-1]
-        for child, _ in it:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append((child, iter(child.next_functions)))
-                break
-        else:
-            stack.pop()
-            post.append(node)
+    seen, post = set(), []
+    for root in roots:  # one root at a time: a root may lie below another one
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, it = stack[-1]
+            for child, _ in it:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                post.append(node)
     needed = None
     if targets is not None:
         needed = set()

@@ -82,7 +82,7 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
     out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
     blocks = outer * -(-inner // INNER_BLOCK)
     n = flat.size
-    if n >= PARALLEL_MIN and blocks == 1 and combine is not None and not want_index:
+    if n >= PARALLEL_MIN and m == 1 and combine is not None and not want_index:
         # one long reduction: fold equal chunks in parallel, then the partials and the tail
         import numba
         chunks = 8 * numba.get_num_threads()

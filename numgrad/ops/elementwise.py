@@ -10,7 +10,7 @@ from ..autograd.grad_mode import STATE
 from ..autograd.node import Node, edge_of
 from ..kernels import cpu
 from ..tensor import Tensor
-from .table import ELEMENTWISE
+from .table import ELEMENTWISE, NOT_IMPLEMENTED
 
 
 def broadcast_shapes(*shapes):
@@ -65,14 +65,21 @@ def _used_names(name, needed):
     return tuple(nm for nm in (*entry.inputs, "out") if nm in used)
 
 
-def _check_bool_arithmetic(entry, compute):
-    if compute is dtypes.bool_ and entry.name == "sub":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
+def _check_bool_arithmetic(entry, compute, args):
+    if entry.name in ("sub", "rsub") and any(_is_bool(a) for a in args):
+        if compute is dtypes.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if compute is dtypes.bool_ and entry.name == "neg":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
                            "instead.")
+
+
+def _is_bool(a):
+    return a._dtype is dtypes.bool_ if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
 
 
 def _promote(entry, args):
@@ -92,17 +99,21 @@ def _promote(entry, args):
         elif not (isinstance(a, float) or isinstance(a, int)):
             first = None
             break
-    if first is not None and (first.is_floating_point or not any(
-            isinstance(a, float) for a in args if not isinstance(a, Tensor))):
+    if first is not None and (first.is_floating_point or all(
+            isinstance(a, Tensor) or isinstance(a, bool) or (isinstance(a, int) and first is dtypes.int64)
+            for a in args)):
         compute = first
     else:
         values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
         compute = dtypes.result_type([(t._dtype, t._data.ndim) for t in values if isinstance(t, Tensor)],
                                      [s for s in values if not isinstance(s, Tensor)])
+    refusal = entry.refuses.get(compute.name)
+    if refusal:
+        raise refusal[0](refusal[1])
     if entry.kind == "float" and not compute.is_floating_point:
         compute = dtypes.get_default_dtype()
-    if compute is dtypes.bool_:
-        _check_bool_arithmetic(entry, compute)
+    if entry.name in ("sub", "rsub", "neg"):
+        _check_bool_arithmetic(entry, compute, args)
     return compute
 
 
@@ -162,6 +173,8 @@ class ElementwiseBackward(Node):
         return _SAVED_ATTR[self.entry.name][nm]
 
     def apply(self, grads):
+        if any(self.entry.grads[nm] == NOT_IMPLEMENTED for nm in self.needed):
+            raise RuntimeError(f"derivative for aten::{self.entry.name} is not implemented")
         g = grads[0]
         values = {nm: self.saved(self._attr(nm)) for nm in self.used}
         if STATE.grad_enabled:

@@ -13,7 +13,14 @@ from ..tensor import Tensor
 from .shape import wrap_dim
 from .table import REDUCTIONS
 
-values_indices = collections.namedtuple("return_types", ["values", "indices"])
+def _return_type(name):
+    """torch.return_types.max / .min: a (values, indices) named tuple printed as torch prints it."""
+    cls = collections.namedtuple(name, ["values", "indices"], module="torch.return_types")
+    cls.__repr__ = lambda self: f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return cls
+
+
+RETURN_TYPES = {"max": _return_type("max"), "min": _return_type("min")}
 
 
 def _axes(t, dim):
@@ -22,6 +29,8 @@ def _axes(t, dim):
         return tuple(range(nd))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     axes = sorted(wrap_dim(d, nd) for d in dims)
+    if nd == 0:  # dim 0 or -1 of a 0-d tensor: nothing to reduce
+        return ()
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
     return tuple(axes)
@@ -53,14 +62,20 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     shape = node.input_shape(0)
     axes = node.saved("axes")
     if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
-            return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
+        return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
     if not node.saved(keepdim_key):
         g = g.reshape(_kept_shape(shape, axes, True))
     return g.expand(*shape)
 
 
+def _as_input_dtype(node, grad):
+    """sum(dtype=...) / mean(dtype=...) compute in another dtype; the gradient returns in the input's."""
+    dtype = node.input_meta[0][1]
+    return grad if grad._dtype is dtype else grad.to(dtype)
+
+
 def _sum_backward(node, g):
-    return (_expand_back(node, g),)
+    return (_as_input_dtype(node, _expand_back(node, g)),)
 
 
 def sum(t, dim=None, keepdim=False, dtype=None):
@@ -91,7 +106,7 @@ def sum_to(t, shape):
 
 
 def _mean_backward(node, g):
-    return (_expand_back(node, g) / node.saved("count"),)
+    return (_as_input_dtype(node, _expand_back(node, g) / node.saved("count")),)
 
 
 def mean(t, dim=None, keepdim=False, dtype=None):
@@ -144,16 +159,23 @@ def prod(t, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def _check_nonempty(t, axes, name):
-    if t._data.size == 0 or any(t._data.shape[a] == 0 for a in axes):
-        if t._data.ndim == 0 or not axes or len(axes) == t._data.ndim:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        raise IndexError(f"{name}(): Expected reduction dim {axes[0]} to have non-zero size.")
+def _check_nonempty(t, axes, op, whole):
+    """torch's errors for selecting from nothing, worded for the op the user called."""
+    if whole and t._data.size == 0:
+        if op in ("argmax", "argmin"):
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for a in axes:
+        if t._data.shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
 
 
-def _select(name, t, axes, want_index=False):
-    _check_nonempty(t, axes, name)
+def _select(name, t, axes, op, whole, want_index=False):
+    """max/min folds (the table's selecting reductions) for max, min, amax, amin, argmax, argmin."""
+    if op in ("argmax", "argmin") and t._dtype is dtypes.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
+    _check_nonempty(t, axes, op, whole)
     return _fold(name, t._data, axes, t._dtype.np, want_index)
 
 
@@ -167,7 +189,8 @@ def _evenly_backward(node, g):
 
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
     axes = _axes(t, dim)
-    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes)
+    whole = dim is None or dim == () or dim == []
+    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
     if t._dtype.is_floating_point:
         record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},
@@ -182,6 +205,8 @@ def amin(t, dim=(), keepdim=False):
 def _indices_backward(node, g):
     from .indexing import scatter_into_zeros
     dim, keepdim, idx = node.saved("dim"), node.saved("keepdim"), node.saved("indices")
+    if node.input_shape(0) == ():  # max of a 0-d tensor along dim 0 is the tensor itself
+        return (g.reshape(()),)
     if not keepdim:
         g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
     return (scatter_into_zeros(node.input_shape(0), dim, idx, g),)
@@ -191,13 +216,13 @@ def _max_min(name, t, dim, keepdim):
     if dim is None:
         return amax(t, None, False, _name=name, _node="MaxBackward1" if name == "max" else "MinBackward1")
     d = wrap_dim(dim, t._data.ndim)
-    values, idx = _select(name, t, (d,) if t._data.ndim else (), want_index=True)
-    kept = _kept_shape(t._data.shape, (d,), keepdim)
+    values, idx = _select(name, t, (d,) if t._data.ndim else (), name, False, want_index=True)
+    kept = _kept_shape(t._data.shape, (d,) if t._data.ndim else (), keepdim)
     values, indices = _result(values.reshape(kept), t._dtype), _result(idx.reshape(kept), dtypes.int64)
     if t._dtype.is_floating_point:
         record("MaxBackward0" if name == "max" else "MinBackward0", _indices_backward, [t], [values],
                {"dim": d, "keepdim": keepdim, "indices": indices, "self_sym_sizes": t._data.shape})
-    return values_indices(values, indices)
+    return RETURN_TYPES[name](values, indices)
 
 
 def max(t, dim=None, keepdim=False):
@@ -215,14 +240,16 @@ def min(t, dim=None, keepdim=False):
 
 
 def argmax(t, dim=None, keepdim=False, _name="max"):
+    op = "arg" + _name
     if dim is None:
-        flat = t.reshape(-1)
-        _, idx = _select(_name, flat, (0,), want_index=True)
+        flat = Tensor._make(t._data.reshape(-1), t._dtype)
+        _, idx = _select(_name, flat, (0,), op, True, want_index=True)
         out = _result(idx.reshape(()), dtypes.int64)
         return out.reshape([1] * t._data.ndim) if keepdim else out
     d = wrap_dim(dim, t._data.ndim)
-    _, idx = _select(_name, t, (d,) if t._data.ndim else (), want_index=True)
-    return _result(idx.reshape(_kept_shape(t._data.shape, (d,), keepdim)), dtypes.int64)
+    axes = (d,) if t._data.ndim else ()
+    _, idx = _select(_name, t, axes, op, False, want_index=True)
+    return _result(idx.reshape(_kept_shape(t._data.shape, axes, keepdim)), dtypes.int64)
 
 
 def argmin(t, dim=None, keepdim=False):
@@ -235,19 +262,23 @@ def _norm_backward(node, g):
     a, out, p = node.saved("self"), node.saved("result"), node.saved("ord")
     g, out = _expand_back(node, g), _expand_back(node, out)
     from .. import functional as F
+    zero = out == 0
+    safe = F.where(zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
     if p == 2:
-        return (F.where(out == 0, 0.0, g * a / out),)
+        return (F.where(zero, 0.0, g * a / safe),)
     if p == 1:
         return (g * a.sign(),)
     if p == float("inf") or p == float("-inf"):
         mask = (a.abs() == out).to(g.dtype)
         return (g * a.sign() * mask / sum(mask, node.saved("axes"), keepdim=True),)
-    if p == 0:
-        return (g * 0,)
-    return (F.where(out == 0, 0.0, g * a * a.abs() ** (p - 2) / out ** (p - 1)),)
+    if p == 0:  # a count of nonzeros: torch sends no gradient at all
+        return (None,)
+    return (F.where(zero, 0.0, g * a * a.abs() ** (p - 2) / safe ** (p - 1)),)
 
 
 def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
+    if (p is None or p == "fro") and isinstance(dim, (tuple, list)) and len(dim) > 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if p is None or p == "fro":
         p = 2
     if not t._dtype.is_floating_point:
@@ -280,9 +311,16 @@ def _correction(unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
-def _var_parts(t, dim, correction, keepdim):
+def _var_parts(t, dim, correction, keepdim, op):
+    if not t._dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     axes = _axes(t, dim)
     n = int(np.prod([t._data.shape[a] for a in axes]))
+    if n - correction <= 0:
+        import warnings
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel). (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning, stacklevel=3)
     with no_grad():
         centred = t - mean(t, axes, keepdim=True)
         var = sum(centred * centred, axes, keepdim) / builtins.max(n - correction, 0)
@@ -298,7 +336,12 @@ def _var_backward(node, g):
 def _std_backward(node, g):
     a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    return (g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * out),)
+    from .. import functional as F
+    # where the std is 0 torch gives a zero gradient, not 0/0; dividing by 1 there keeps double
+    # backward free of 0 * inf too
+    zero = out == 0
+    safe = F.where(zero, 1.0, out)
+    return (F.where(zero, 0.0, g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * safe)),)
 
 
 def _parse_var_args(dim, unbiased, keepdim, correction):
@@ -309,7 +352,7 @@ def _parse_var_args(dim, unbiased, keepdim, correction):
 
 def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
-    axes, n, v = _var_parts(t, dim, c, keepdim)
+    axes, n, v = _var_parts(t, dim, c, keepdim, "var")
     out = _result(v._data, t._dtype)
     record("VarBackward0", _var_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
                                                         "correction": c, "dim": dim})
@@ -318,7 +361,7 @@ def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
-    axes, n, v = _var_parts(t, dim, c, keepdim)
+    axes, n, v = _var_parts(t, dim, c, keepdim, "std")
     out = _result(np.sqrt(v._data), t._dtype)
     record("StdBackward0", _std_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
                                                         "correction": c, "dim": dim}, {"result": 0})
@@ -356,16 +399,18 @@ def _log_softmax_backward(node, g):
     return (g - out.exp() * sum(g, d, keepdim=True),)
 
 
-def _softmax_dtype(t, dtype):
+def _softmax_dtype(t, dtype, dim, log):
     if dtype is not None:
         return t.to(dtype)
     if not t._dtype.is_floating_point:
-        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{_type_word(t._dtype)}\'')
+        last = t._data.ndim == 0 or wrap_dim(dim, t._data.ndim) == t._data.ndim - 1
+        kernel = ("log_" if log else "") + ("softmax_lastdim_kernel_impl" if last else "softmax_kernel_impl")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_word(t._dtype)}\'')
     return t
 
 
 def softmax(t, dim, dtype=None, _log=False):
-    t = _softmax_dtype(t, dtype)
+    t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, t._data.ndim)
     with no_grad():
         shifted = t - amax(t, d, keepdim=True)

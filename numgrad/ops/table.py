@@ -3,6 +3,9 @@ in the same small vocabulary (g: incoming gradient, out: result, a, b, ...: inpu
 name. Kernels, backward nodes, double backward and the op tests are all generated from here."""
 from dataclasses import dataclass, field
 
+# A derivative torch does not define: backward raises "derivative for aten::<op> is not implemented".
+NOT_IMPLEMENTED = "not_implemented"
+
 # Test domains: how the generated tests draw inputs for each operand.
 REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES = "real", "positive", "nonzero", "unit", "distinct"
 
@@ -19,7 +22,7 @@ class Elementwise:
     scalar_only: tuple = ()  # inputs that are always Python scalars (exponent, clamp bounds)
     bool_inputs: tuple = ()  # inputs read as bool (where's condition)
     domain: dict = field(default_factory=dict)
-    int_ok: bool = True  # defined on int64 tensors
+    refuses: dict = field(default_factory=dict)  # compute dtype name -> (exception, torch's message)
 
     @property
     def forward_outputs(self):
@@ -32,6 +35,8 @@ def _e(name, inputs, forward, grads, node, **kw):
 
 ELEMENTWISE = {}
 SQRT_2_OVER_PI, GELU_C = 0.7978845608028654, 0.044715
+_NO_INT_GELU = {"int64": (NotImplementedError, '"GeluKernelImpl" not implemented for \'Long\''),
+                "bool": (NotImplementedError, '"GeluKernelImpl" not implemented for \'Bool\'')}
 _gelu_t = f"tanh({SQRT_2_OVER_PI} * (a + {GELU_C} * a * a * a))"
 
 _e("add", "a b", "a + b", {"a": "g", "b": "g"}, "AddBackward0")
@@ -45,9 +50,10 @@ _e("pow", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))"}, "Pow
    saved_names={"b": "exponent"}, scalar_only=("b",), domain={"a": POSITIVE})
 _e("pow_tensor", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))",
                                     "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
-   "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE}, int_ok=False)
+   "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
+   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})
 _e("rpow", "a b", "b ** a", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
-   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), kind="float")
+   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",))
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
 _e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
 _e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"a": POSITIVE})
@@ -61,9 +67,11 @@ _e("cos", "a", "cos(a)", {"a": "-g * sin(a)"}, "CosBackward0", kind="float")
 _e("tan", "a", "tan(a)", {"a": "g * (1 + out * out)"}, "TanBackward0", kind="float", domain={"a": UNIT})
 _e("tanh", "a", "tanh(a)", {"a": "g * (1 - out * out)"}, "TanhBackward0", kind="float")
 _e("sigmoid", "a", "sigmoid(a)", {"a": "g * out * (1 - out)"}, "SigmoidBackward0", kind="float")
-# relu'(0) = 0; NaN passes through the forward as in torch
-_e("relu", "a", "where(a <= 0, 0, a)", {"a": "where(out > 0, g, 0)"}, "ReluBackward0")
-_e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0")  # abs'(0) = sign(0) = 0
+# relu'(0) = 0; NaN passes through, forward and backward, as in torch
+_e("relu", "a", "where(a <= 0, 0, a)", {"a": "where(out <= 0, 0, g)"}, "ReluBackward0",
+   refuses={"bool": (RuntimeError, "Boolean inputs not supported for relu")})
+_e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0",  # abs'(0) = sign(0) = 0
+   refuses={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')})
 _e("sign", "a", "sign(a)", {"a": "zeros"}, "SignBackward0")
 _e("reciprocal", "a", "1 / a", {"a": "-g * out * out"}, "ReciprocalBackward0", kind="float",
    domain={"a": NONZERO})
@@ -76,27 +84,32 @@ _e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampB
 _e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
    saved_names={"hi": "max"}, scalar_only=("hi",))
 _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
-   {"a": _clamp_a, "lo": "where(a < lo, g, 0)", "hi": "where((a > hi) & (a >= lo), g, 0)"},
-   "ClampBackward0", saved_names={"lo": "min", "hi": "max"}, domain={"a": AWAY_FROM_TIES})
-# ties split the gradient evenly between the two sides
-_e("maximum", "a b", "maximum(a, b)", {"a": "where(a == b, g / 2, where(a > b, g, 0))",
-                                        "b": "where(a == b, g / 2, where(b > a, g, 0))"},
+   # with min > max the result is max everywhere: torch sends the gradient to max only
+   {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},
+   "ClampBackward0", saved_names={"lo": "min", "hi": "max"}, domain={"a": AWAY_FROM_TIES},
+   refuses={"bool": (NotImplementedError, '"clamp_cpu" not implemented for \'Bool\'')})
+# ties split the gradient evenly between the two sides; a NaN on either side passes g to both, as in torch
+_e("maximum", "a b", "maximum(a, b)", {"a": "where(a == b, g / 2, where(a < b, 0, g))",
+                                        "b": "where(a == b, g / 2, where(b < a, 0, g))"},
    "MaximumBackward0", domain={"a": AWAY_FROM_TIES})
-_e("minimum", "a b", "minimum(a, b)", {"a": "where(a == b, g / 2, where(a < b, g, 0))",
-                                        "b": "where(a == b, g / 2, where(b < a, g, 0))"},
+_e("minimum", "a b", "minimum(a, b)", {"a": "where(a == b, g / 2, where(a > b, 0, g))",
+                                        "b": "where(a == b, g / 2, where(b > a, 0, g))"},
    "MinimumBackward0", domain={"a": AWAY_FROM_TIES})
 _e("where", "c a b", "where(c, a, b)", {"a": "where(c, g, 0)", "b": "where(c, 0, g)"}, "WhereBackward0",
    saved_names={"c": "condition"}, bool_inputs=("c",))
 _e("erf", "a", "erf(a)", {"a": "g * 1.1283791670955126 * exp(-a * a)"}, "ErfBackward0", kind="float")
 _e("gelu", "a", "a * 0.5 * (1 + erf(a * 0.7071067811865476))",
    {"a": "g * (0.5 * (1 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))"},
-   "GeluBackward0", kind="float")
+   "GeluBackward0", kind="float", refuses=_NO_INT_GELU)
 _e("gelu_tanh", "a", f"0.5 * a * (1 + {_gelu_t})",
    {"a": f"g * (0.5 * (1 + {_gelu_t}) + 0.5 * a * (1 - {_gelu_t} * {_gelu_t}) * {SQRT_2_OVER_PI} * "
          f"(1 + {3 * GELU_C} * a * a))"},
-   "GeluBackward0", kind="float")
+   "GeluBackward0", kind="float", refuses=_NO_INT_GELU)
 for _name, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
     _e(_name, "a b", f"a {_op} b", {}, "", kind="compare")
+# Python's floor semantics, as torch's; torch records it but has no derivative (backward raises)
+_e("floor_divide", "a b", "a // b", {"a": NOT_IMPLEMENTED, "b": NOT_IMPLEMENTED}, "NotImplemented",
+   domain={"b": NONZERO}, refuses={"bool": (NotImplementedError, '"div_floor_cpu" not implemented for \'Bool\'')})
 _e("logical_and", "a b", "(a != 0) & (b != 0)", {}, "", kind="compare")
 _e("logical_or", "a b", "(a != 0) | (b != 0)", {}, "", kind="compare")
 _e("logical_xor", "a b", "(a != 0) != (b != 0)", {}, "", kind="compare")

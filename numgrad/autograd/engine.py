@@ -31,7 +31,23 @@ def _root_grads(outputs, grad_outputs, create_graph):
     return grads
 
 
+def _dependencies(roots):
+    """How many edges of the graph below `roots` point at each node (the whole graph runs)."""
+    deps, seen, stack = {}, set(roots), list(roots)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    return deps
+
+
 def _graph(roots, targets):
+    """Dependency counts, and with `targets` the set of nodes that lead to one (the rest never runs)."""
+    if targets is None:
+        return _dependencies(roots), None
     seen, post = set(), []
     for root in roots:  # one root at a time: a root may lie below another one
         if root in seen:
@@ -48,18 +64,14 @@ def _graph(roots, targets):
             else:
                 stack.pop()
                 post.append(node)
-    needed = None
-    if targets is not None:
-        needed = set()
-        for node in post:  # children come before parents in post-order
-            if node in targets or any(c in needed for c, _ in node.next_functions if c is not None):
-                needed.add(node)
+    needed = set()
+    for node in post:  # children come before parents in post-order
+        if node in targets or any(c in needed for c, _ in node.next_functions if c is not None):
+            needed.add(node)
     deps = {}
-    for node in post:
-        if needed is not None and node not in needed:
-            continue
+    for node in needed:
         for child, _ in node.next_functions:
-            if child is not None and (needed is None or child in needed):
+            if child is not None and child in needed:
                 deps[child] = deps.get(child, 0) + 1
     return deps, needed
 

@@ -79,9 +79,11 @@ def _graph(roots, targets):
 def _add(a, b):
     if a is None:
         return b
-    if a._fresh and not STATE.grad_enabled and a._data.flags.writeable:
-        _add_into(a, b)  # a is the engine's own buffer: sum in place
-        return a
+    if not STATE.grad_enabled:
+        for own, other in ((a, b), (b, a)):  # sum into whichever is the engine's own buffer
+            if own._fresh and own._data.flags.writeable and own._data.shape == other._data.shape:
+                _add_into(own, other)
+                return own
     s = a + b
     s._fresh = True
     return s

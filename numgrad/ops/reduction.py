@@ -81,7 +81,7 @@ def _sum_backward(node, g):
 def sum(t, dim=None, keepdim=False, dtype=None):
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
-    src = t._data if t._dtype is not dtypes.bool_ else t._data.astype(np.int64)
+    src = t._data  # bool and int64 fold into an int64 accumulator inside the kernel
     if any(t._data.shape[a] == 0 for a in axes):
         values = np.zeros(_kept_shape(t._data.shape, axes, False), out_dtype.np)
     else:
@@ -181,10 +181,14 @@ def _select(name, t, axes, op, whole, want_index=False):
 
 def _evenly_backward(node, g):
     """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
-    a, out = node.saved("self"), node.saved("result")
-    mask = (a == _expand_back(node, out)).to(g.dtype)
-    count = sum(mask, node.saved("axes"), keepdim=True)
-    return (_expand_back(node, g) * mask / count,)
+    from .. import functional as F
+    a, out, axes = node.saved("self"), node.saved("result"), node.saved("axes")
+    mask = a == _expand_back(node, out)
+    count = sum(mask, axes, keepdim=True)
+    if not node.saved("keepdim"):
+        g = g.reshape(count.shape)
+    # the share is computed at the reduced shape, so the full-size work is one select
+    return (F.where(mask, (g / count).expand(*a.shape), 0.0),)
 
 
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):

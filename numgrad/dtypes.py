@@ -7,11 +7,13 @@ import numpy as np
 class dtype:
     """A tensor element type; printed as torch prints its own (`torch.float32`) so reprs match."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "word", "c_name")
 
-    def __init__(self, name, np_dtype, is_floating_point, rank):
+    def __init__(self, name, np_dtype, is_floating_point, rank, word, c_name):
         self.name, self.np, self.is_floating_point, self._rank = name, np.dtype(np_dtype), is_floating_point, rank
         self.itemsize = self.np.itemsize
+        # how torch's messages name the type: "Float" ('not implemented for 'Float''), "float" (C++ name)
+        self.word, self.c_name = word, c_name
 
     def __repr__(self):
         return "torch." + self.name
@@ -20,10 +22,10 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-bool_ = dtype("bool", np.bool_, False, 0)
-int64 = dtype("int64", np.int64, False, 1)
-float32 = dtype("float32", np.float32, True, 2)
-float64 = dtype("float64", np.float64, True, 3)
+bool_ = dtype("bool", np.bool_, False, 0, "Bool", "bool")
+int64 = dtype("int64", np.int64, False, 1, "Long", "long int")
+float32 = dtype("float32", np.float32, True, 2, "Float", "float")
+float64 = dtype("float64", np.float64, True, 3, "Double", "double")
 long, float, double = int64, float32, float64  # torch's aliases
 
 ALL = (bool_, int64, float32, float64)

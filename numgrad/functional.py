@@ -130,7 +130,7 @@ def where(condition, input=None, other=None):
         return input if condition else other
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{ {'float32': 'Float', 'float64': 'Double', 'int64': 'Long'}[condition.dtype.name] }")
+                           f"{condition.dtype.word}")
     return apply("where", condition, input, other)
 
 

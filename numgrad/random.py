@@ -28,22 +28,20 @@ def _float_dtype(dtype):
     return d
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
-    from .creation import _size, _wrap
-    if "size" in kw:  # torch accepts rand(size=(2, 3)) as well as rand(2, 3)
-        size = (kw.pop("size"),)
-    d = _float_dtype(dtype)
-    data = (generator or _generator[0]).random(_size(size), dtype=d.np)
-    return _wrap(data, d, device, requires_grad)
+def _sampler(draw, name):
+    def sample(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
+        from .creation import _size, _wrap
+        if "size" in kw:  # torch accepts rand(size=(2, 3)) as well as rand(2, 3)
+            size = (kw.pop("size"),)
+        d = _float_dtype(dtype)
+        data = draw(generator or _generator[0], _size(size), d.np)
+        return _wrap(data, d, device, requires_grad)
+    sample.__name__ = name
+    return sample
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
-    from .creation import _size, _wrap
-    if "size" in kw:  # torch accepts randn(size=(2, 3)) as well as randn(2, 3)
-        size = (kw.pop("size"),)
-    d = _float_dtype(dtype)
-    data = (generator or _generator[0]).standard_normal(_size(size), dtype=d.np)
-    return _wrap(data, d, device, requires_grad)
+rand = _sampler(lambda rng, shape, dtype: rng.random(shape, dtype=dtype), "rand")
+randn = _sampler(lambda rng, shape, dtype: rng.standard_normal(shape, dtype=dtype), "randn")
 
 
 def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None):

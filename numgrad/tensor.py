@@ -358,8 +358,8 @@ class Tensor:
         self._check_inplace()
         if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and \
                 not (result._dtype is dtypes.bool_):
-            raise RuntimeError(f"result type {_type_name(result._dtype)} can't be cast to the desired output "
-                               f"type {_type_name(self._dtype)}")
+            raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
+                               f"type {self._dtype.word}")
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
@@ -388,10 +388,6 @@ def _keep_saved_originals(node, target):
         if isinstance(saved, SavedTensor) and saved.tensor is not None and saved.vc is target._vc:
             saved.tensor = clone(saved.tensor)
             saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
-
-
-def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[d.name]
 
 
 def _rebuild(data, dtype_name, requires_grad):

@@ -160,8 +160,7 @@ def edge_of(t):
 
 
 def _type_string(t):
-    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "bool": "BoolTensor"}
-    return f"torch.{names[t._dtype.name]} [{', '.join(str(s) for s in t.shape)}]"
+    return f"torch.{t._dtype.word}Tensor [{', '.join(str(s) for s in t.shape)}]"
 
 
 class SavedTensor:

@@ -22,8 +22,6 @@ SEQUENCE_INDEX = (
     "x[torch.tensor(seq)], which will result either in an error or a different result")
 ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
                   "convert a 0-dim tensor to a number")
-_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
 # ---- parsing an index into (basic, advanced) -----------------------------------------------------
@@ -223,8 +221,8 @@ def _put(t, basic, adv, value, accumulate, name):
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=t._dtype.np), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {_TYPE[t._dtype.name]} "
-                           f"for the destination and {_TYPE[value._dtype.name]} for the source.")
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
+                           f"for the destination and {value._dtype.word} for the source.")
     region = t._data[basic]
     target = region.shape if adv is None else np.broadcast_to(np.empty((), bool), region.shape)[adv].shape
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
@@ -288,7 +286,7 @@ def _put_backward(node, g):
 def masked_fill(t, mask, value):
     if mask._dtype is not dtypes.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_TYPE[mask._dtype.name]}")
+                           f"{mask._dtype.c_name}")
     is_tensor = isinstance(value, Tensor)
     if is_tensor and value._data.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -468,7 +466,7 @@ def scatter_add(t, dim, index, src):
 def take_along_dim(t, indices, dim=None):
     if indices._dtype is not dtypes.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_TYPE[indices._dtype.name]}")
+                           f"{indices._dtype.word}")
     if dim is None:
         return gather(t.reshape(-1), 0, indices.reshape(-1))
     if t._data.ndim != indices._data.ndim:

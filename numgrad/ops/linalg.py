@@ -11,8 +11,6 @@ from .shape import view_of
 
 __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
 
-_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
 def _check_tensors(op, a, b, names=("input", "other")):
@@ -70,8 +68,8 @@ def mm(input, mat2):
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     if a._dtype is not b._dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_TYPE[a._dtype.name]} != "
-                           f"{_C_TYPE[b._dtype.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype.c_name} != "
+                           f"{b._dtype.c_name}")
     _no_bool("addmm_impl_cpu_", a)
     return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
 
@@ -88,7 +86,7 @@ def bmm(input, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{shape2[0]}, {shape2[1]}].")
     if a._dtype is not b._dtype:
-        raise RuntimeError(f"expected scalar type {_TYPE[a._dtype.name]} but found {_TYPE[b._dtype.name]}")
+        raise RuntimeError(f"expected scalar type {a._dtype.word} but found {b._dtype.word}")
     _no_bool("bmm", a)
     return _product("BmmBackward0", _bmm_backward, a, b, np.matmul(a._data, b._data))
 
@@ -102,7 +100,7 @@ def mv(input, vec):
     if k != k2:
         raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
     if a._dtype is not b._dtype:
-        vt, mt = _TYPE[b._dtype.name], _TYPE[a._dtype.name]
+        vt, mt = b._dtype.word, a._dtype.word
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vt}, {mt}, and {vt}")
     _no_bool("addmv_impl_cpu", a)
     return _product("MvBackward0", _mv_backward, a, b, np.matmul(a._data, b._data))
@@ -114,8 +112,8 @@ def dot(input, tensor):
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._dtype is not b._dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_TYPE[a._dtype.name]} and "
-                           f"{_TYPE[b._dtype.name]}")
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a._dtype.word} and "
+                           f"{b._dtype.word}")
     if a._data.shape != b._data.shape:
         n, m = a._data.shape[0], b._data.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "

@@ -112,7 +112,7 @@ def _mean_backward(node, g):
 def mean(t, dim=None, keepdim=False, dtype=None):
     if not (dtype or t._dtype).is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {_type_word(t._dtype)}")
+                           f"or complex dtype. Got: {t._dtype.word}")
     axes = _axes(t, dim)
     count = int(np.prod([t._data.shape[a] for a in axes]))
     with no_grad():
@@ -121,10 +121,6 @@ def mean(t, dim=None, keepdim=False, dtype=None):
     record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._data.shape})
     return out
-
-
-def _type_word(d):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[d.name]
 
 
 def _prod_backward(node, g):
@@ -287,7 +283,7 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     if not t._dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_type_word(t._dtype)}")
+                           f"{t._dtype.word}")
     axes = _axes(t, dim)
     with no_grad():
         x = t.abs()
@@ -409,7 +405,7 @@ def _softmax_dtype(t, dtype, dim, log):
     if not t._dtype.is_floating_point:
         last = t._data.ndim == 0 or wrap_dim(dim, t._data.ndim) == t._data.ndim - 1
         kernel = ("log_" if log else "") + ("softmax_lastdim_kernel_impl" if last else "softmax_kernel_impl")
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_word(t._dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{t._dtype.word}\'')
     return t
 
 

@@ -3,6 +3,7 @@ import numpy as np
 
 from . import dtypes, functional as F
 from .ops import indexing, reduction, shape
+from .ops.elementwise import apply
 from .tensor import Tensor
 
 
@@ -35,12 +36,12 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
-Tensor.__add__ = F.add
-Tensor.__radd__ = _reflected(F.add)
-Tensor.__sub__ = F.sub
-Tensor.__rsub__ = _reflected(F.sub)
-Tensor.__mul__ = F.mul
-Tensor.__rmul__ = _reflected(F.mul)
+# The operators call the op table directly: `self` is a tensor, so the functional forms' argument
+# juggling is not needed on this, the most travelled, path.
+Tensor.__add__ = Tensor.__radd__ = lambda self, other: apply("add", self, other)
+Tensor.__sub__ = lambda self, other: apply("sub", self, other)
+Tensor.__rsub__ = lambda self, other: apply("rsub", self, other)
+Tensor.__mul__ = Tensor.__rmul__ = lambda self, other: apply("mul", self, other)
 Tensor.__truediv__ = F.div
 Tensor.__rtruediv__ = _reflected(F.div)
 Tensor.__pow__ = F.pow

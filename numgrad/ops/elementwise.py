@@ -2,6 +2,7 @@
 import ast
 import functools
 import math
+import typing
 
 import numpy as np
 
@@ -156,71 +157,59 @@ class ElementwiseBackward(Node):
     def __init__(self, entry, args, result, compute):
         super().__init__()
         self.entry, self.compute = entry, compute
-        # which inputs need a gradient, and which of those are one tensor passed twice (x * x)
-        pattern = tuple(_role(a, args) for a in args)
-        self.differentiable, self.needed, self.used, self.groups = plan = _plan(entry.name, pattern)
+        self.plan = plan = _plan(entry.name, tuple(_role(a, args) for a in args))
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
         self.next_functions = tuple(edge_of(a) if p >= 0 else (None, 0)
-                                    for a, p, nm in zip(args, pattern, entry.inputs) if nm not in entry.scalar_only)
-        self.meta = {nm: (args[i]._data.shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan[1]}
+                                    for a, p, nm in zip(args, plan.pattern, entry.inputs) if nm not in entry.scalar_only)
+        self.meta = {nm: (args[i]._data.shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan.needed}
         self.out_shape = result._data.shape
-        for nm in self.used:
-            value = result if nm == "out" else args[entry.inputs.index(nm)]
-            self.save(_SAVED_ATTR[entry.name][nm], value, is_output=(nm == "out"))
+        for nm, attr in zip(plan.used, plan.saved_attrs):
+            self.save(attr, result if nm == "out" else args[entry.inputs.index(nm)], is_output=(nm == "out"))
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
 
-    def _attr(self, nm):
-        return _SAVED_ATTR[self.entry.name][nm]
-
     def apply(self, grads):
-        if any(self.entry.grads[nm] == NOT_IMPLEMENTED for nm in self.needed):
+        plan = self.plan
+        if plan.not_implemented:
             raise RuntimeError(f"derivative for aten::{self.entry.name} is not implemented")
         g = grads[0]
-        values = {nm: self.saved(self._attr(nm)) for nm in self.used}
-        if STATE.grad_enabled:
-            results = self._tensor_mode(g, values)
-        else:
-            results = self._kernel_mode(g, values)
+        values = [self.saved(attr) for attr in plan.saved_attrs]
+        creating_graph = STATE.grad_enabled
+        results = self._tensor_mode(g, values) if creating_graph else self._kernel_mode(g, values)
         out = []
-        for nm in self.differentiable:
+        for nm in plan.differentiable:
             r = results.get(nm)
-            if r is None:
-                out.append(None)
-                continue
-            shape, dtype = self.meta[nm]
-            if r._data.shape != shape:
-                from .reduction import sum_to
-                r = sum_to(r, shape)
-            if r._dtype is not dtype:
-                r = r.to(dtype)
-            if r is not g and not STATE.grad_enabled:
-                r._fresh = True  # made here and held by nobody else: AccumulateGrad may keep it
+            if r is not None:
+                shape, dtype = self.meta[nm]
+                if r._data.shape != shape:
+                    from .reduction import sum_to
+                    r = sum_to(r, shape)
+                if r._dtype is not dtype:
+                    r = r.to(dtype)
+                if r is not g and not creating_graph:
+                    r._fresh = True  # made here and held by nobody else: AccumulateGrad may keep it
             out.append(r)
         return out
 
     def _kernel_mode(self, g, values):
-        entry, shape, np_dtype = self.entry, self.out_shape, self.compute.np
-        n = math.prod(shape)
-        exprs, passed, zero = _backward_plan(entry.name, self.groups)
-        results = {nm: Tensor._make(np.zeros(shape, np_dtype), self.compute) for nm in zero}
-        for nm in passed:  # the derivative is g itself: no pass over memory
-            results[nm] = g if g._dtype is self.compute else g.to(self.compute)
-        if exprs:
-            names = ("g", *self.used)
-            args = [operand(g, shape, n, np_dtype)] + [
-                operand(values[nm], shape, n, np.dtype(np.bool_) if nm in entry.bool_inputs else np_dtype)
-                for nm in self.used]
-            flats = cpu.run_elementwise(entry.name + "_backward", names, exprs, args, [np_dtype] * len(exprs),
-                                        n, _KERNEL_DTYPE[np_dtype])
-            for (key, _), flat in zip(exprs, flats):
-                results[key[5:]] = Tensor._make(flat.reshape(shape), self.compute)
+        plan, compute, shape = self.plan, self.compute, self.out_shape
+        np_dtype, n = compute.np, math.prod(shape)
+        results = {nm: Tensor._make(np.zeros(shape, np_dtype), compute) for nm in plan.zero}
+        for nm in plan.passed:  # the derivative is g itself: no pass over memory
+            results[nm] = g if g._dtype is compute else g.to(compute)
+        if plan.exprs:
+            args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, _BOOL if is_bool else np_dtype)
+                                                       for v, is_bool in zip(values, plan.bool_used)]
+            flats = cpu.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                                        [np_dtype] * len(plan.exprs), n, _KERNEL_DTYPE[np_dtype])
+            for nm, flat in zip(plan.expr_targets, flats):
+                results[nm] = Tensor._make(flat.reshape(shape), compute)
         return results
 
     def _tensor_mode(self, g, values):
         from .. import functional
-        namespace = dict(functional.EXPRESSION_FUNCS, g=g, **values)
+        namespace = dict(functional.EXPRESSION_FUNCS, g=g, **dict(zip(self.plan.used, values)))
         results = {}
-        for nm in self.needed:
+        for nm in self.plan.needed:
             expr = self.entry.grads[nm]
             if expr == "zeros":
                 results[nm] = functional.zeros_like(g)
@@ -241,17 +230,21 @@ def _role(a, args):
             return i
 
 
-@functools.lru_cache(maxsize=None)
-def _plan(name, pattern):
-    """(differentiable inputs, inputs needing a gradient, what backward reads, groups of inputs that
-    are one tensor) for one entry and one pattern of arguments (see _role)."""
-    entry = ELEMENTWISE[name]
-    differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
-    needed = tuple(nm for nm, p in zip(entry.inputs, pattern) if p >= 0 and nm in entry.grads and nm in differentiable)
-    groups = {}
-    for nm in needed:
-        groups.setdefault(pattern[entry.inputs.index(nm)], []).append(nm)
-    return differentiable, needed, _used_names(name, needed), tuple(tuple(g) for g in groups.values())
+class BackwardPlan(typing.NamedTuple):
+    """What one entry's backward does for one pattern of arguments (see _role), worked out once."""
+    pattern: tuple
+    differentiable: tuple  # the inputs that are edges (scalar-only inputs are not)
+    needed: tuple  # the inputs that get a gradient
+    used: tuple  # what the derivatives read (inputs, `out`): what the node saves
+    saved_attrs: tuple  # torch's names for those: self, other, result, exponent, ...
+    bool_used: tuple  # which of them are read as bool
+    exprs: tuple  # kernel outputs (grad_<name>, expression); inputs that are one tensor (x * x) share one
+    expr_targets: tuple  # the input each kernel output is the gradient of
+    passed: tuple  # inputs whose gradient is g itself
+    zero: tuple  # inputs whose gradient is zeros
+    not_implemented: bool  # torch defines no derivative (backward raises)
+    kernel_name: str
+    kernel_inputs: tuple
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -260,13 +253,15 @@ _SAVED_ATTR = {name: {nm: e.saved_names.get(nm) or {"a": "self", "b": "other"}.g
 
 
 @functools.lru_cache(maxsize=None)
-def _backward_plan(name, groups):
-    """How backward computes the gradients of `groups` (inputs that are one tensor share a group and
-    get the sum of their derivatives under the first name): (kernel outputs, names that receive g as
-    it is, names whose gradient is zeros)."""
+def _plan(name, pattern):
     entry = ELEMENTWISE[name]
-    exprs, passed, zero = [], [], []
-    for names in groups:
+    differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
+    needed = tuple(nm for nm, p in zip(entry.inputs, pattern) if p >= 0 and nm in entry.grads and nm in differentiable)
+    groups = {}
+    for nm in needed:
+        groups.setdefault(pattern[entry.inputs.index(nm)], []).append(nm)
+    exprs, targets, passed, zero = [], [], [], []
+    for names in groups.values():
         terms = [entry.grads[nm] for nm in names if entry.grads[nm] != "zeros"]
         if not terms:
             zero.append(names[0])
@@ -274,7 +269,12 @@ def _backward_plan(name, groups):
             passed.append(names[0])
         else:
             exprs.append((f"grad_{names[0]}", " + ".join(f"({t})" for t in terms)))
-    return tuple(exprs), tuple(passed), tuple(zero)
+            targets.append(names[0])
+    used = _used_names(name, needed)
+    return BackwardPlan(pattern, differentiable, needed, used, tuple(_SAVED_ATTR[name][nm] for nm in used),
+                        tuple(nm in entry.bool_inputs for nm in used), tuple(exprs), tuple(targets),
+                        tuple(passed), tuple(zero), any(entry.grads[nm] == NOT_IMPLEMENTED for nm in needed),
+                        name + "_backward", ("g", *used))
 
 
 @functools.lru_cache(maxsize=None)

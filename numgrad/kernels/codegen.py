@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 
 # The small math vocabulary of the op table, as spelled inside a kernel.
 KERNEL_FUNCS = {
@@ -73,8 +74,16 @@ def load_module(readable_name, source):
     (which cannot cache functions made with exec) finds the compiled code in the next process."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     module_name = f"numgrad_k_{readable_name}_{digest}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
+    with _LOADING:  # another thread must never see a module that is still being executed
+        if module_name not in sys.modules:
+            sys.modules[module_name] = _import(module_name, source)
+    return sys.modules[module_name]
+
+
+_LOADING = threading.RLock()
+
+
+def _import(module_name, source):
     path = os.path.join(cache_dir(), module_name + ".py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -85,7 +94,6 @@ def load_module(readable_name, source):
         print(f"# ---- numgrad kernel {module_name} ({path})\n{source}", file=sys.stderr)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -1,10 +1,17 @@
 """CPU target: njit/prange loop headers around generated bodies, serial for small arrays."""
 import functools
 import math
+import os
 
+import numba
 import numpy as np
 
 from . import codegen
+
+# The workqueue layer aborts when two Python threads run parallel kernels at once; ask for a layer that
+# is safe to call from several threads (OpenMP or TBB), unless the user chose one.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "threadsafe"
 
 # Below this many elements a parallel launch costs more than it saves.
 PARALLEL_MIN = 1 << 16

@@ -1,0 +1,68 @@
+"""Kernel generation and the CPU target: typed constants, the on-disk source cache, NUMGRAD_DEBUG, threads."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+import numgrad
+from numgrad.kernels import codegen, cpu
+
+
+def test_constants_carry_the_kernel_dtype():
+    # a bare 0.5 would promote a float32 kernel to float64
+    assert codegen.lower("0.5 * a + b", ["a"], ["b"], "float32") == "np.float32(0.5) * a_i + b"
+    assert codegen.lower("where(a > 0, g, 0)", ["a", "g"], [], "float64") == \
+        "where(a_i > np.float64(0), g_i, np.float64(0))"
+
+
+def test_kernel_source_is_cached_on_disk_by_content(tmp_path):
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path))
+    code = "import numgrad as t; x = t.ones(3, requires_grad=True); (x * x).sum().backward(); print(x.grad)"
+    for _ in range(2):  # the second process finds the same files
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "tensor([2., 2., 2.])"
+    names = sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py")
+    assert any(n.startswith("numgrad_k_mul_float32_") for n in names)
+    assert any(n.startswith("numgrad_k_mul_backward_float32_") for n in names)
+    assert (tmp_path / "__pycache__").is_dir()  # Numba's cache=True wrote next to the sources
+
+
+def test_numgrad_debug_prints_every_generated_kernel(tmp_path):
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_DEBUG="1")
+    code = "import numgrad as t; x = t.ones(3, requires_grad=True); (x.exp() * 2).sum().backward()"
+    err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    assert "# ---- numgrad kernel numgrad_k_exp_float32_" in err
+    assert "math.exp(a_i)" in err and "def parallel(" in err and "prange(n)" in err
+    assert "# ---- numgrad kernel numgrad_k_exp_backward_float32_" in err
+
+
+def test_parallel_kernels_from_several_threads():
+    """The threading layer must survive concurrent calls (the workqueue layer would abort)."""
+    data = np.random.default_rng(0).standard_normal(cpu.PARALLEL_MIN * 2).astype(np.float32)
+    x = numgrad.tensor(data)
+    expected = float((data.astype(np.float64) * 2 + 1).sum())
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(10):
+                results.append(float((x * 2 + 1).sum()))
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 40 and np.allclose(results, expected, rtol=1e-5)
+
+
+def test_small_arrays_take_the_serial_kernel_and_large_ones_the_parallel_one():
+    for n in (3, cpu.PARALLEL_MIN + 5):
+        data = np.arange(n, dtype=np.float64)
+        y = numgrad.tensor(data) * numgrad.tensor(data)
+        np.testing.assert_array_equal(y.numpy(), data * data)

@@ -1,7 +1,7 @@
 """Binds the functional API onto Tensor as methods, operators and in-place forms."""
 import numpy as np
 
-from . import dtypes, functional as F
+from . import creation, dtypes, functional as F
 from .ops import indexing, reduction, shape
 from .ops.elementwise import apply
 from .tensor import Tensor
@@ -172,12 +172,16 @@ Tensor.int = lambda self: to(self, dtypes.int64)
 Tensor.bool = lambda self: to(self, dtypes.bool_)
 Tensor.type_as = lambda self, other: to(self, other.dtype)
 Tensor.cpu = lambda self: self
-Tensor.new_tensor = lambda self, data, dtype=None, requires_grad=False: __import__("numgrad").tensor(
-    data, dtype=dtype or self.dtype, requires_grad=requires_grad)
-Tensor.new_zeros = lambda self, *size, dtype=None, requires_grad=False: __import__("numgrad").zeros(
-    *size, dtype=dtype or self.dtype, requires_grad=requires_grad)
-Tensor.new_ones = lambda self, *size, dtype=None, requires_grad=False: __import__("numgrad").ones(
-    *size, dtype=dtype or self.dtype, requires_grad=requires_grad)
-Tensor.new_full = lambda self, size, value, dtype=None, requires_grad=False: __import__("numgrad").full(
-    size, value, dtype=dtype or self.dtype, requires_grad=requires_grad)
-Tensor.new_empty = Tensor.new_zeros
+
+
+def _new(factory):
+    """Tensor.new_zeros and friends: a factory defaulting to this tensor's dtype."""
+    def make(self, *args, dtype=None, requires_grad=False, device=None):
+        return factory(*args, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device)
+    return make
+
+
+Tensor.new_tensor = _new(creation.tensor)
+Tensor.new_zeros = Tensor.new_empty = _new(creation.zeros)
+Tensor.new_ones = _new(creation.ones)
+Tensor.new_full = _new(creation.full)

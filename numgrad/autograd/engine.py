@@ -14,7 +14,7 @@ def _shape_str(shape):
     return f"torch.Size([{', '.join(str(s) for s in shape)}])"
 
 
-def _root_grads(outputs, grad_outputs, create_graph):
+def _root_grads(outputs, grad_outputs):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -95,7 +95,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    grads = _root_grads(outputs, grad_outputs, create_graph)
+    grads = _root_grads(outputs, grad_outputs)
     buffers, roots = {}, []
     for out, g in zip(outputs, grads):
         node, nr = edge_of(out)
@@ -125,7 +125,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     continue
                 if not any(c in needed for c, _ in node.next_functions if c is not None):
                     continue  # a captured input: nothing below it is wanted
-            grad_list = [inputs.get(i) for i in range(max(inputs) + 1)] if inputs else [None]
+            if len(inputs) == 1 and 0 in inputs:  # the usual node: one output
+                grad_list = [inputs[0]]
+            else:
+                grad_list = [inputs.get(i) for i in range(max(inputs) + 1)] if inputs else [None]
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
                     r = hook(tuple(grad_list))

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 import torch
 
 import numgrad
@@ -89,3 +90,10 @@ def param_grid(names, *dtypes):
     if not dtypes:
         return list(names)
     return [pytest.param(n, d, id=f"{n}-{d}") for n in names for d in dtypes]
+
+
+def hyp(max_examples):
+    """Hypothesis settings for the generated op tests (on top of conftest's profile: no deadline,
+    derandomized so CI sees the developer's examples); the draws happen inside one test function."""
+    return settings(max_examples=max_examples, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -6,27 +6,14 @@ import sys
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numgrad
-from op_compare import param_grid
+from op_compare import hyp, param_grid
 from numgrad import testing as ngt
 from numgrad.ops.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, REAL, UNIT
-
-# derandomized: a strict xfail must fail on every run, and CI must see the same examples as the developer
-SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-
-def hyp(request, max_examples):
-    """Hypothesis settings; a case marked as a known bug is not shrunk (it fails anyway, and shrinking costs)."""
-    phases = [Phase.explicit, Phase.reuse, Phase.generate]
-    if request.node.get_closest_marker("xfail") is None:
-        phases.append(Phase.shrink)
-    return settings(max_examples=max_examples, phases=phases, **SETTINGS)
 
 
 # forward values and first-order gradients (float32 transcendentals may differ from torch's by a few ulps)
@@ -203,23 +190,31 @@ def check_against_torch(fn, args, dtype, seed=0, second_order=True, tol=None):
 # ---- the generated tests --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,dtype", param_grid(NAMES, "float32", "float64"))
-def test_forward_and_gradients(name, dtype, request):
+def test_forward_and_gradients(name, dtype):
     entry, fn = ELEMENTWISE[name], CALLS[name]
 
-    @hyp(request, 15)
+    @hyp(15)
     @given(case=cases(entry))
     def check(case):
         check_against_torch(fn, make_args(entry, case, dtype), dtype, seed=case.seed)
     check()
 
 
-@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
-def test_gradcheck_float64(name, request):
-    """Analytical gradients against central finite differences, in float64, through numgrad.testing."""
-    entry, fn = ELEMENTWISE[name], CALLS[name]
+# (checker, examples, shape bounds): second order runs on smaller shapes, it costs a graph per element
+FINITE_DIFFERENCES = {"gradcheck": (ngt.gradcheck, 10, dict(max_side=3)),
+                      "gradgradcheck": (ngt.gradgradcheck, 4, dict(max_side=2, max_dims=2))}
 
-    @hyp(request, 10)
-    @given(case=cases(entry, max_side=3))
+
+@pytest.mark.parametrize("order", list(FINITE_DIFFERENCES))
+@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
+def test_finite_differences_float64(name, order):
+    """Analytical first (gradcheck) and second (gradgradcheck) derivatives against central finite
+    differences, in float64, through numgrad.testing."""
+    entry, fn = ELEMENTWISE[name], CALLS[name]
+    checker, examples, bounds = FINITE_DIFFERENCES[order]
+
+    @hyp(examples)
+    @given(case=cases(entry, **bounds))
     def check(case):
         args = numgrad_args(make_args(entry, case, "float64"))
         diff = [i for i, a in enumerate(args) if isinstance(a, numgrad.Tensor) and a.requires_grad]
@@ -229,27 +224,7 @@ def test_gradcheck_float64(name, request):
             for i, x in zip(diff, xs):
                 full[i] = x
             return fn(numgrad, *full)
-        assert ngt.gradcheck(f, [args[i] for i in diff])
-    check()
-
-
-@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
-def test_gradgradcheck_float64(name, request):
-    """Second-order gradients against finite differences of the first-order ones, on small shapes."""
-    entry, fn = ELEMENTWISE[name], CALLS[name]
-
-    @hyp(request, 4)
-    @given(case=cases(entry, max_side=2, max_dims=2))
-    def check(case):
-        args = numgrad_args(make_args(entry, case, "float64"))
-        diff = [i for i, a in enumerate(args) if isinstance(a, numgrad.Tensor) and a.requires_grad]
-
-        def f(*xs):
-            full = list(args)
-            for i, x in zip(diff, xs):
-                full[i] = x
-            return fn(numgrad, *full)
-        assert ngt.gradgradcheck(f, [args[i] for i in diff])
+        assert checker(f, [args[i] for i in diff])
     check()
 
 
@@ -259,12 +234,12 @@ def check_same_result_or_error(fn, args):
 
 
 @pytest.mark.parametrize("name,dtype", param_grid(NAMES, "int64", "bool"))
-def test_integer_and_bool_inputs(name, dtype, request):
+def test_integer_and_bool_inputs(name, dtype):
     """int64 and bool tensors: result dtype and values as torch (int/int -> float32, int * 2.5 -> float32,
     exp(int) -> float32, ...), or torch's exception type where torch refuses."""
     entry, fn = ELEMENTWISE[name], CALLS[name]
 
-    @hyp(request, 6)
+    @hyp(6)
     @given(case=cases(entry))
     def check(case):
         check_same_result_or_error(fn, make_args(entry, case, dtype))

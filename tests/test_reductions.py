@@ -7,28 +7,18 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numgrad
-from op_compare import param_grid
+from op_compare import hyp, param_grid
 from numgrad import testing as ngt
 
-SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 # numgrad accumulates float32 sums in double; torch sums pairwise in float32: both are within a few ulps
 TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
 TOL2 = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
 INF = float("inf")
-
-
-def hyp(request, max_examples):
-    """Hypothesis settings; a case marked as a known bug is not shrunk (it fails anyway, and shrinking costs)."""
-    phases = [Phase.explicit, Phase.reuse, Phase.generate]
-    if request.node.get_closest_marker("xfail") is None:
-        phases.append(Phase.shrink)
-    return settings(max_examples=max_examples, phases=phases, **SETTINGS)
 
 
 
@@ -138,12 +128,12 @@ def _call(spec, case):
 
 
 @pytest.mark.parametrize("name,dtype", param_grid(NAMES, "float32", "float64"))
-def test_reduction_against_torch(name, dtype, request):
+def test_reduction_against_torch(name, dtype):
     """Values, dtype, shape (keepdim), indices, grad_fn name, gradients by backward() and by
     autograd.grad(create_graph=True), and second order."""
     spec = SPECS[name]
 
-    @hyp(request, 20)
+    @hyp(20)
     @given(case=cases(spec))
     def check(case):
         x = draw_values(spec.values, case.shape, np.random.default_rng(case.seed), dtype)
@@ -175,13 +165,21 @@ def test_zero_dim_with_dim(name, dim):
                   second_order="var" not in name and "std" not in name)
 
 
-@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
-def test_reduction_gradcheck_float64(name, request):
-    """numgrad's analytical gradients against central finite differences in float64 (numgrad.testing)."""
-    spec = SPECS[name]
+# (checker, examples, shape bounds): second order runs on smaller shapes, it costs a graph per element
+FINITE_DIFFERENCES = {"gradcheck": (ngt.gradcheck, 10, dict(max_side=3)),
+                      "gradgradcheck": (ngt.gradgradcheck, 4, dict(max_side=2, max_dims=2))}
 
-    @hyp(request, 10)
-    @given(case=cases(spec, max_side=3))
+
+@pytest.mark.parametrize("order", list(FINITE_DIFFERENCES))
+@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
+def test_reduction_finite_differences_float64(name, order):
+    """numgrad's first and second derivatives against central finite differences in float64
+    (numgrad.testing)."""
+    spec = SPECS[name]
+    checker, examples, bounds = FINITE_DIFFERENCES[order]
+
+    @hyp(examples)
+    @given(case=cases(spec, **bounds))
     def check(case):
         # var/std over one element is NaN: nothing to check there
         x = draw_values(spec.values, case.shape, np.random.default_rng(case.seed), "float64")
@@ -191,35 +189,17 @@ def test_reduction_gradcheck_float64(name, request):
         outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.is_floating_point]
         if any(np.isnan(o.detach().numpy()).any() for o in outs):
             return
-        assert ngt.gradcheck(f, (t,))
-    check()
-
-
-@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
-def test_reduction_gradgradcheck_float64(name, request):
-    spec = SPECS[name]
-
-    @hyp(request, 4)
-    @given(case=cases(spec, max_side=2, max_dims=2))
-    def check(case):
-        x = draw_values(spec.values, case.shape, np.random.default_rng(case.seed), "float64")
-        t = numgrad.tensor(x, requires_grad=True)
-        f = lambda t: spec.call(numgrad, t, case.dim, case.keepdim)
-        out = f(t)
-        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.is_floating_point]
-        if any(np.isnan(o.detach().numpy()).any() for o in outs):
-            return
-        assert ngt.gradgradcheck(f, (t,))
+        assert checker(f, (t,))
     check()
 
 
 @pytest.mark.parametrize("name,dtype", param_grid(NAMES, "int64", "bool"))
-def test_reduction_of_int_and_bool(name, dtype, request):
+def test_reduction_of_int_and_bool(name, dtype):
     """sum/prod of int and bool give int64; mean, var, std, norm, softmax raise torch's error type;
     max/amax/argmax keep or index as torch does."""
     spec = SPECS[name]
 
-    @hyp(request, 8)
+    @hyp(8)
     @given(case=cases(spec))
     def check(case):
         x = draw_values(spec.values, case.shape, np.random.default_rng(case.seed), dtype)

@@ -265,10 +265,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
-        return self._data if dtype is None else self._data.astype(dtype)
+        data = self.numpy()
+        return data if dtype is None else data.astype(dtype)
 
     def item(self):
         if self._data.size != 1:

@@ -103,10 +103,7 @@ class Node:
 
     def __getattr__(self, attr):
         if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", {}):
-            value = self._saved[attr[7:]]
-            if self._freed and isinstance(value, SavedTensor):
-                raise RuntimeError(FREED)
-            return self.saved(attr[7:])
+            return self.saved(attr[7:])  # a released SavedTensor raises torch's error itself
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):

@@ -1,18 +1,19 @@
-"""Shared inputs for the pytest-benchmark suites: the same float32 data for torch and numgrad."""
-import numpy as np
+"""Shared by the pytest-benchmark suites: the library under test (torch eager, numgrad fused, unfused)."""
 import pytest
 
 
-@pytest.fixture(params=["torch", "numgrad"])
-def lib(request):
+@pytest.fixture(params=["torch", "numgrad", "numgrad-unfused"])
+def variant(request):
     if request.param == "torch":
         import torch
         torch.set_num_threads(2)
-        return torch
+        yield torch
+        return
     import numgrad
-    return numgrad
+    with numgrad.fusion(request.param == "numgrad"):
+        yield numgrad
 
 
-def make_input(lib, shape, seed=0):
-    data = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    return lib.tensor(data, requires_grad=True)
+@pytest.fixture
+def lib(variant):
+    return variant

@@ -1,20 +1,14 @@
-"""pytest-benchmark: the core issue's workloads, numgrad and torch eager side by side (compare by group)."""
+"""pytest-benchmark: the fusion issue's workloads on torch eager, numgrad fused and numgrad unfused
+(compare within a group: `pytest bench --benchmark-only --benchmark-group-by=group`)."""
 import pytest
 
-from numgrad.bench import WORKLOADS
-
-from conftest import make_input
+from numgrad.bench import WORKLOADS, make_inputs, run_step
 
 
 @pytest.mark.parametrize("workload", list(WORKLOADS))
-def test_workload(benchmark, lib, workload):
-    fn, shape, _, _ = WORKLOADS[workload]
-    x = make_input(lib, shape)
+def test_workload(benchmark, variant, workload):
+    lib, w = variant, WORKLOADS[workload]
+    inputs = make_inputs(lib, w)
     benchmark.group = workload
-
-    def step():
-        x.grad = None
-        fn(lib, x)
-
-    benchmark(step)
-    assert x.grad is not None and tuple(x.grad.shape) == shape
+    out = benchmark(lambda: run_step(lib, w, inputs))
+    assert out.requires_grad and all(t.grad is not None for t in inputs if t.requires_grad)

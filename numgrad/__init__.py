@@ -7,6 +7,7 @@ from .creation import arange, as_tensor, empty, empty_like, eye, from_numpy, ful
     ones_like, tensor, zeros, zeros_like
 from .dtypes import bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long, \
     set_default_dtype
+from .lazy import fusion, is_fusion_enabled, set_fusion
 from .functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins on purpose, as torch does
 from .ops.indexing import *  # noqa: F401,F403

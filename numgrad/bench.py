@@ -1,12 +1,19 @@
-"""The benchmark command (the README's main job): numgrad against torch eager on the same workloads."""
+"""The benchmark command (the README's main job): numgrad fused and unfused against torch eager and
+torch.compile on the same workloads, checked against torch's values and gradients; prints a table of
+medians and writes a JSON file and a PNG chart."""
 import argparse
 import json
+import os
+import subprocess
+import sys
 import time
+import typing
 
 import numpy as np
 
 
-def _chain(lib, x):
+# ---- workloads: the same code runs on torch and on numgrad (`lib`) ----------------------------------
+def chain(lib, x):
     y = x * x
     z = (y + 1) * y
     s = z.sum()
@@ -14,22 +21,94 @@ def _chain(lib, x):
     return s
 
 
-def _reductions(lib, x):
+def gelu_tanh(lib, x):
+    g = 0.5 * x * (1 + lib.tanh(0.79788456 * (x + 0.044715 * x ** 3)))
+    s = g.sum()
+    s.backward()
+    return s
+
+
+def reductions(lib, x):
     s = (x.sum(1) ** 2).mean() + x.max()
     s.backward()
     return s
 
 
+def softmax(lib, x, w):
+    s = (lib.softmax(x, -1) * w).sum()
+    s.backward()
+    return s
+
+
+def _cross_entropy(lib, logits, y):
+    nn = getattr(lib, "nn", None)
+    if nn is not None and hasattr(nn, "functional") and hasattr(nn.functional, "cross_entropy"):
+        return nn.functional.cross_entropy(logits, y)
+    return -logits.log_softmax(1).gather(1, y.reshape(-1, 1)).mean()
+
+
+def mlp_step(lib, x, y, *params, lr=0.01):
+    """One SGD step of a 784-512-512-10 ReLU MLP with cross-entropy."""
+    w1, b1, w2, b2, w3, b3 = params
+    h = (x @ w1 + b1).relu()
+    h = (h @ w2 + b2).relu()
+    loss = _cross_entropy(lib, h @ w3 + b3, y)
+    for p in params:
+        p.grad = None
+    loss.backward()
+    with lib.no_grad():
+        for p in params:
+            p.sub_(p.grad * lr)
+    return loss
+
+
+def _mlp_inputs(rng):
+    def uniform(fan_in, shape):  # torch's Linear init bounds
+        bound = 1 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(np.float32)
+    x = rng.standard_normal((256, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 256).astype(np.int64)
+    params = [uniform(784, (784, 512)), uniform(784, 512), uniform(512, (512, 512)), uniform(512, 512),
+              uniform(512, (512, 10)), uniform(512, 10)]
+    return [x, y] + params
+
+
+class Workload(typing.NamedTuple):
+    fn: typing.Callable
+    inputs: typing.Callable  # rng -> numpy arrays (the float32 ones after the first `plain` require grad)
+    plain: int  # how many leading inputs need no gradient
+    reps: int
+    quick_reps: int
+
+
 WORKLOADS = {
-    # name: (function, input shape, repetitions in full mode, in quick mode)
-    "chain 10M": (_chain, (10_000_000,), 10, 3),
-    "chain 3 (tiny)": (_chain, (3,), 2000, 300),
-    "reductions 4096x4096": (_reductions, (4096, 4096), 10, 3),
+    "chain 10M": Workload(chain, lambda r: [r.standard_normal(10_000_000).astype(np.float32)], 0, 10, 3),
+    "gelu-tanh 10M": Workload(gelu_tanh, lambda r: [r.standard_normal(10_000_000).astype(np.float32)], 0, 10, 3),
+    "chain 3 (tiny)": Workload(chain, lambda r: [r.standard_normal(3).astype(np.float32)], 0, 3000, 500),
+    "reductions 4096x4096": Workload(reductions, lambda r: [r.standard_normal((4096, 4096)).astype(np.float32)],
+                                     0, 10, 3),
+    "MLP step 256x784": Workload(mlp_step, _mlp_inputs, 2, 50, 10),
+    "softmax 4096x1024": Workload(softmax, lambda r: [r.standard_normal((4096, 1024)).astype(np.float32),
+                                                      r.standard_normal((4096, 1024)).astype(np.float32)], 0, 20, 5),
 }
 
 
-def _time(fn, reps):
+def make_inputs(lib, workload, seed=0):
+    arrays = workload.inputs(np.random.default_rng(seed))
+    return [lib.tensor(a) if i < workload.plain or a.dtype != np.float32 else lib.tensor(a, requires_grad=True)
+            for i, a in enumerate(arrays)]
+
+
+def run_step(lib, workload, inputs):
+    for t in inputs:
+        if t.requires_grad:
+            t.grad = None
+    return workload.fn(lib, *inputs)
+
+
+def _median_time(fn, reps):
     fn()  # warm-up: compiles kernels, faults pages in
+    fn()
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -38,50 +117,165 @@ def _time(fn, reps):
     return float(np.median(times))
 
 
-def run(quick=False, json_path=None):
+# ---- the variants -----------------------------------------------------------------------------------
+def _torch_compiled(torch, workload):
+    """The workload's forward under torch.compile (backward runs through AOTAutograd), or None."""
+    try:
+        compiled = torch.compile(workload.fn)
+        inputs = make_inputs(torch, workload)
+        run_step(torch, workload, inputs)
+        return compiled
+    except Exception as e:  # no compiler, an unsupported op: the column says n/a
+        print(f"  torch.compile unavailable for {workload.fn.__name__}: {type(e).__name__}", file=sys.stderr)
+        return None
+
+
+def _errors(torch_out, torch_inputs, ng_out, ng_inputs):
+    value_err = float(np.max(np.abs(torch_out.detach().numpy().astype(np.float64) -
+                                    ng_out.detach().numpy().astype(np.float64))))
+    grad_err = 0.0
+    for t, n in zip(torch_inputs, ng_inputs):
+        if t.requires_grad:
+            grad_err = max(grad_err, float(np.max(np.abs(t.grad.numpy().astype(np.float64) -
+                                                         n.grad.numpy().astype(np.float64)))))
+    return value_err, grad_err
+
+
+def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None):
     import torch
     import numgrad
     torch.set_num_threads(2)
     rows = []
-    rng = np.random.default_rng(0)
-    for name, (fn, shape, reps, quick_reps) in WORKLOADS.items():
-        data = rng.standard_normal(shape).astype(np.float32)
-        xt = torch.tensor(data, requires_grad=True)
-        xn = numgrad.tensor(data, requires_grad=True)
-
-        def step(lib, x):
-            x.grad = None
-            return fn(lib, x)
-
-        n = quick_reps if quick else reps
-        t_torch = _time(lambda: step(torch, xt), n)
-        t_ng = _time(lambda: step(numgrad, xn), n)
-        out_t, out_n = step(torch, xt), step(numgrad, xn)
-        err_value = abs(float(out_t.detach()) - float(out_n.detach())) / max(1.0, abs(float(out_t.detach())))
-        err_grad = float(np.max(np.abs(xt.grad.numpy() - xn.grad.numpy())))
-        rows.append({"workload": name, "torch_ms": t_torch * 1e3, "numgrad_ms": t_ng * 1e3,
-                     "ratio": t_ng / t_torch, "rel_err_value": err_value, "max_abs_err_grad": err_grad})
-    _print(rows)
+    for name, w in WORKLOADS.items():
+        if only and not any(o in name for o in only):
+            continue
+        reps = w.quick_reps if quick else w.reps
+        row = {"workload": name}
+        t_in = make_inputs(torch, w)
+        row["torch_s"] = _median_time(lambda: run_step(torch, w, t_in), reps)
+        row["torch_compile_s"] = None
+        if compile_torch:
+            compiled = _torch_compiled(torch, w)
+            if compiled is not None:
+                c_in = make_inputs(torch, w)
+                c_w = w._replace(fn=compiled)
+                row["torch_compile_s"] = _median_time(lambda: run_step(torch, c_w, c_in), reps)
+        for label, enabled in (("numgrad_s", True), ("numgrad_unfused_s", False)):
+            with numgrad.fusion(enabled):
+                n_in = make_inputs(numgrad, w)
+                row[label] = _median_time(lambda: run_step(numgrad, w, n_in), reps)
+                # correctness: one step from the same inputs on both sides
+                t_chk, n_chk = make_inputs(torch, w), make_inputs(numgrad, w)
+                errs = _errors(run_step(torch, w, t_chk), t_chk, run_step(numgrad, w, n_chk), n_chk)
+                row["value_err" if enabled else "value_err_unfused"] = errs[0]
+                row["grad_err" if enabled else "grad_err_unfused"] = errs[1]
+        row["speedup_vs_torch"] = row["torch_s"] / row["numgrad_s"]
+        rows.append(row)
+        _print_row(row)
+    memory = None if only else peak_memory()
+    if memory:
+        print(f"\npeak memory of 'chain 10M' above the input: torch {memory['torch_mb']:.0f} MB, numgrad "
+              f"{memory['numgrad_mb']:.0f} MB (unfused {memory['numgrad_unfused_mb']:.0f} MB)")
+    result = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "numgrad": numgrad.__version__},
+              "quick": quick, "rows": rows, "peak_memory": memory}
     if json_path:
         with open(json_path, "w") as f:
-            json.dump(rows, f, indent=2)
-    return rows
+            json.dump(result, f, indent=2)
+        print(f"wrote {json_path}")
+    if png_path:
+        chart(rows, png_path)
+    return result
 
 
-def _print(rows):
-    print(f"{'workload':<24}{'torch eager':>14}{'numgrad':>14}{'numgrad/torch':>15}{'value err':>12}{'grad err':>12}")
-    for r in rows:
-        unit, scale = ("us", 1e3) if r["torch_ms"] < 1 else ("ms", 1)
-        print(f"{r['workload']:<24}{r['torch_ms'] * scale:>11.2f} {unit}{r['numgrad_ms'] * scale:>11.2f} {unit}"
-              f"{r['ratio']:>14.2f}x{r['rel_err_value']:>12.1e}{r['max_abs_err_grad']:>12.1e}")
+_HEADER = (f"{'workload':<22}{'torch eager':>13}{'torch.compile':>15}{'numgrad':>12}{'unfused':>12}"
+           f"{'speedup':>9}{'value err':>11}{'grad err':>10}")
+
+
+def _fmt(seconds):
+    if seconds is None:
+        return "n/a"
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def _print_row(row):
+    if not getattr(_print_row, "printed", False):
+        print(_HEADER)
+        _print_row.printed = True
+    print(f"{row['workload']:<22}{_fmt(row['torch_s']):>13}{_fmt(row['torch_compile_s']):>15}"
+          f"{_fmt(row['numgrad_s']):>12}{_fmt(row['numgrad_unfused_s']):>12}{row['speedup_vs_torch']:>8.2f}x"
+          f"{row['value_err']:>11.1e}{row['grad_err']:>10.1e}", flush=True)
+
+
+def chart(rows, path):
+    """A bar chart of speed relative to torch eager (higher is faster), one group per workload."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart (pip install matplotlib)", file=sys.stderr)
+        return
+    labels = [r["workload"] for r in rows]
+    series = [("torch.compile", "torch_compile_s"), ("numgrad fused", "numgrad_s"), ("numgrad unfused", "numgrad_unfused_s")]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(series)
+    for k, (label, key) in enumerate(series):
+        values = [r["torch_s"] / r[key] if r[key] else 0 for r in rows]
+        ax.bar([i + (k - 1) * width for i in range(len(rows))], values, width, label=label)
+    ax.axhline(1, color="black", linewidth=0.8, label="torch eager")
+    ax.set_yscale("log")
+    ax.set_ylabel("speed relative to torch eager (x)")
+    ax.set_xticks(range(len(rows)), labels, rotation=15, fontsize=8)
+    ax.legend(fontsize=8)
+    ax.set_title("numgrad vs torch (medians, forward + backward)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+# ---- peak memory, each library in its own process ----------------------------------------------------
+_MEMORY_PROBE = """
+import resource, sys, numpy as np
+lib_name, fusion = sys.argv[1], sys.argv[2] == "1"
+if lib_name == "torch":
+    import torch as lib; lib.set_num_threads(2)
+else:
+    import numgrad as lib; lib.set_fusion(fusion)
+from numgrad.bench import chain
+chain(lib, lib.tensor(np.ones(1000, np.float32), requires_grad=True))  # compiles, loads libraries
+x = lib.tensor(np.random.default_rng(0).standard_normal(10_000_000).astype(np.float32), requires_grad=True)
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+before = rss()
+chain(lib, x)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(max(0, peak - before) / 2**20)
+"""
+
+
+def peak_memory():
+    """Peak resident memory of one forward+backward of 'chain 10M' above the memory held before it."""
+    if not os.path.exists("/proc/self/statm"):
+        return None
+    result = {}
+    for key, args in (("torch_mb", ["torch", "1"]), ("numgrad_mb", ["numgrad", "1"]),
+                      ("numgrad_unfused_mb", ["numgrad", "0"])):
+        out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, *args], capture_output=True, text=True)
+        if out.returncode != 0:
+            return None
+        result[key] = float(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m numgrad.bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (under a minute)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, no torch.compile (under a minute)")
     parser.add_argument("--json", default="bench_results.json", help="where to write the results")
+    parser.add_argument("--png", default="bench_results.png", help="where to write the chart")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
     args = parser.parse_args(argv)
-    run(args.quick, args.json)
+    run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only)
 
 
 if __name__ == "__main__":

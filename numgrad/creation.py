@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, lazy
 from .tensor import Tensor, check_device
 
 
@@ -106,6 +106,7 @@ def from_numpy(array):
     if array.dtype not in (np.float32, np.float64, np.int64, np.bool_):
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only supported types are: "
                         "float64, float32, int64, and bool.")
+    lazy.export(array)  # NumPy code keeps writing access: never read it lazily
     return Tensor._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
 
 

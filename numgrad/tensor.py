@@ -1,9 +1,10 @@
 """Tensor: a numpy array with dtype and device, autograd fields, and operators that dispatch to ops."""
+import math
 import warnings
 
 import numpy as np
 
-from . import _printing, dtypes
+from . import _printing, dtypes, lazy
 from .autograd.grad_mode import STATE
 
 NON_LEAF_GRAD = (
@@ -75,14 +76,14 @@ def check_device(d):
 
 
 class Tensor:
-    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
+    __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
                  "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     @classmethod
     def _make(cls, data, dtype, requires_grad=False):
         t = object.__new__(cls)
-        t._data, t._dtype, t._requires_grad = data, dtype, requires_grad
+        t._arr, t._lazy, t._dtype, t._requires_grad = data, None, dtype, requires_grad
         t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
         t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
         t._fresh = False  # a gradient buffer nobody else holds (see engine.accumulate_into_grad)
@@ -94,25 +95,47 @@ class Tensor:
             return creation.tensor(args[0], dtype=dtypes.get_default_dtype())
         return creation.empty(*args, **kwargs)
 
+    # ---- storage: an array, or a pending fused expression (see lazy.py) -------------------------
+    @property
+    def _data(self):
+        """The values as a NumPy array: computes a pending result, and first computes the pending
+        results that read this storage, since the caller may be about to write to it."""
+        arr = self._arr
+        if arr is None:
+            arr = self._arr = self._lazy.force()
+            self._lazy = None
+        if lazy.READERS:
+            lazy.before_access(arr)
+        return arr
+
+    @_data.setter
+    def _data(self, arr):
+        self._arr, self._lazy = arr, None
+
+    @property
+    def _shape(self):
+        arr = self._arr
+        return arr.shape if arr is not None else self._lazy.shape
+
     # ---- metadata -------------------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return Size(self._shape)
 
     def size(self, dim=None):
-        return Size(self._data.shape) if dim is None else self._data.shape[self._wrap_dim(dim)]
+        return Size(self._shape) if dim is None else self._shape[self._wrap_dim(dim)]
 
     def _wrap_dim(self, dim):
         from .ops.shape import wrap_dim
-        return wrap_dim(dim, self._data.ndim)
+        return wrap_dim(dim, len(self._shape))
 
     def dim(self):
-        return self._data.ndim
+        return len(self._shape)
 
     ndim = property(dim)
 
     def numel(self):
-        return self._data.size
+        return math.prod(self._shape)
 
     nelement = numel
 
@@ -262,7 +285,9 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        return self._data
+        data = self._data
+        lazy.export(data)  # NumPy code may write to it from now on
+        return data
 
     def __array__(self, dtype=None, copy=None):
         data = self.numpy()
@@ -305,9 +330,10 @@ class Tensor:
         return bool(self.item())
 
     def __len__(self):
-        if self._data.ndim == 0:
+        shape = self._shape
+        if not shape:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        return shape[0]
 
     def __iter__(self):
         if self._data.ndim == 0:

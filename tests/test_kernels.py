@@ -5,6 +5,7 @@ import sys
 import threading
 
 import numpy as np
+import pytest
 
 import numgrad
 from numgrad.kernels import codegen, cpu
@@ -17,15 +18,27 @@ def test_constants_carry_the_kernel_dtype():
         "where(a_i > np.float64(0), g_i, np.float64(0))"
 
 
-def test_kernel_source_is_cached_on_disk_by_content(tmp_path):
-    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path))
-    code = "import numgrad as t; x = t.ones(3, requires_grad=True); (x * x).sum().backward(); print(x.grad)"
-    for _ in range(2):  # the second process finds the same files
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-        assert out.stdout.strip() == "tensor([2., 2., 2.])"
-    names = sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py")
-    assert any(n.startswith("numgrad_k_mul_float32_") for n in names)
-    assert any(n.startswith("numgrad_k_mul_backward_float32_") for n in names)
+def _kernel_files(tmp_path, code, **env):
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), **env)
+    outputs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip() for _ in range(2)]  # the second process finds the files
+    return outputs, sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py")
+
+
+@pytest.mark.parametrize("fusion", ["1", "0"])
+def test_kernel_source_is_cached_on_disk_by_content(tmp_path, fusion):
+    code = ("import numgrad as t; x = t.ones(3, requires_grad=True); y = x * x; (y + 1).sum().backward(); "
+            "print(x.grad)")
+    outputs, names = _kernel_files(tmp_path, code, NUMGRAD_FUSION=fusion)
+    assert outputs == ["tensor([2., 2., 2.])"] * 2
+    if fusion == "1":  # forward: one pass summing x * x + 1; backward: Add and Mul in one kernel
+        assert any(n.startswith("numgrad_k_fused_sum_") for n in names)
+        assert any(n.startswith("numgrad_k_fused_map_") for n in names)
+        assert not any(n.startswith("numgrad_k_mul_float32_") for n in names)
+    else:
+        assert any(n.startswith("numgrad_k_mul_float32_") for n in names)
+        assert any(n.startswith("numgrad_k_mul_backward_float32_") for n in names)
+        assert not any("fused" in n for n in names)
     assert (tmp_path / "__pycache__").is_dir()  # Numba's cache=True wrote next to the sources
 
 
@@ -33,8 +46,12 @@ def test_numgrad_debug_prints_every_generated_kernel(tmp_path):
     env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_DEBUG="1")
     code = "import numgrad as t; x = t.ones(3, requires_grad=True); (x.exp() * 2).sum().backward()"
     err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    assert "# ---- numgrad kernel numgrad_k_fused_sum_" in err and "exp_f32(l0)" in err
+    assert "# ---- numgrad kernel numgrad_k_fused_map_" in err  # ExpBackward0 and MulBackward0 together
+    code = "import numgrad as t; x = t.ones(3, requires_grad=True); t.set_fusion(False); (x.exp() * 2).sum().backward()"
+    err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
     assert "# ---- numgrad kernel numgrad_k_exp_float32_" in err
-    assert "math.exp(a_i)" in err and "def parallel(" in err and "prange(n)" in err
+    assert "exp_f32(a_i)" in err and "def kernel(start, stop, " in err and "nogil=True" in err
     assert "# ---- numgrad kernel numgrad_k_exp_backward_float32_" in err
 
 

@@ -3,6 +3,8 @@ import heapq
 
 import numpy as np
 
+from .. import lazy
+from . import fused_backward
 from .grad_mode import STATE
 from ..kernels import cpu
 from ..ops.elementwise import operand
@@ -81,7 +83,9 @@ def _add(a, b):
         return b
     if not STATE.grad_enabled:
         for own, other in ((a, b), (b, a)):  # sum into whichever is the engine's own buffer
-            if own._fresh and own._data.flags.writeable and own._data.shape == other._data.shape:
+            arr = own._arr
+            if own._fresh and arr is not None and arr.flags.writeable and arr.shape == other._shape and \
+                    other._arr is not None:  # (a pending `other` is summed in its own fused pass below)
                 _add_into(own, other)
                 return own
     s = a + b
@@ -108,6 +112,28 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     captured = {}
     ready = [(-n._seq, id(n), n) for n in roots if deps.get(n, 0) == 0]
     heapq.heapify(ready)
+    fuse = lazy.ENABLED and not create_graph
+    targets = targets or ()
+
+    def _send(node, results, inside):
+        """Passes a node's results down its edges; a child that got its last one becomes ready.
+        Edges into `inside` (a fused region run together with `node`) carry nothing."""
+        if len(results) > 1:
+            _disown_repeated(results)
+        for (child, nr), g in zip(node.next_functions, results):
+            if child is None or child in inside or (needed is not None and child not in needed):
+                continue
+            if g is not None:
+                slot = buffers.get(child)
+                if slot is None:
+                    buffers[child] = {nr: g}
+                else:
+                    slot[nr] = _add(slot.get(nr), g)
+            left = deps[child] - 1
+            deps[child] = left
+            if left == 0:
+                heapq.heappush(ready, (-child._seq, id(child), child))
+
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     try:
@@ -134,8 +160,22 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     r = hook(tuple(grad_list))
                     if r is not None:
                         grad_list = list(r)
+            fused_region = None
+            if fuse and grad_list[0] is not None and len(grad_list) == 1 and node.__class__.__base__ is \
+                    fused_backward.ElementwiseBackward:
+                fused_region = fused_backward.region(node, deps, needed, targets)
+            if fused_region is not None:
+                done = fused_backward.run(fused_region, grad_list[0], buffers)
+                inside = set(fused_region)
+                for member in fused_region:
+                    if not retain_graph:
+                        member.release()
+                    _send(member, done[member], inside)
+                continue
             if any(g is not None for g in grad_list):
                 results = node.apply(grad_list)
+                if fuse:
+                    _own_pending(results, grad_list)
             else:
                 results = [None] * len(node.next_functions)
             if node._post_hooks:
@@ -145,21 +185,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                         results = list(r)
             if not retain_graph:
                 node.release()
-            if len(results) > 1:
-                _disown_repeated(results)
-            for (child, nr), g in zip(node.next_functions, results):
-                if child is None or (needed is not None and child not in needed):
-                    continue
-                if g is not None:
-                    slot = buffers.get(child)
-                    if slot is None:
-                        buffers[child] = {nr: g}
-                    else:
-                        slot[nr] = _add(slot.get(nr), g)
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
+            _send(node, results, ())
     finally:
         STATE.grad_enabled = prev
     return captured
@@ -183,6 +209,14 @@ def _recorded_copy(g):
     out = Tensor._make(g._data.copy(), g._dtype)
     record("CopyBackwards", _copy_backward, [None, g], [out])
     return out
+
+
+def _own_pending(results, grads):
+    """A pending result was made by the node's backward (it is not one of the incoming gradients):
+    the engine holds the only reference, so AccumulateGrad may keep it once computed."""
+    for r in results:
+        if r is not None and r._arr is None and not any(r is g for g in grads):
+            r._fresh = True
 
 
 def _disown_repeated(results):

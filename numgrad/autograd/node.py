@@ -3,6 +3,8 @@ import itertools
 import re
 import weakref
 
+import numpy as np
+
 from ..tensor import Tensor
 from .grad_mode import STATE
 
@@ -176,8 +178,10 @@ class SavedTensor:
         if self.hooks is not None:
             self.packed, self.tensor = self.hooks[0](t), None
         elif is_output:
-            # an op's output requires grad even if its node is not linked to it yet
-            self.tensor, self.data, self.dtype, self.requires_grad = None, t._data, t._dtype, True
+            # an op's output requires grad even if its node is not linked to it yet; a pending output
+            # stays pending (the node keeps its expression, not the tensor: no reference cycle)
+            self.tensor, self.dtype, self.requires_grad = None, t._dtype, True
+            self.data = t._arr if t._arr is not None else t._lazy
         else:
             self.tensor = t
 
@@ -191,7 +195,7 @@ class SavedTensor:
         if self.hooks is not None:
             return self.hooks[1](self.packed)
         if self.vc[0] != self.version:
-            shown = self.tensor if self.tensor is not None else Tensor._make(self.data, self.dtype)
+            shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
             fn = self.tensor._grad_fn if self.tensor is not None else node
             op = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
@@ -204,10 +208,19 @@ class SavedTensor:
                 "to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         if self.tensor is not None:
             return self.tensor
-        out = Tensor._make(self.data, self.dtype)
+        out = self._rebuilt()
         out._vc, out._requires_grad = self.vc, self.requires_grad
         if self.requires_grad:
             out._grad_fn, out._output_nr = node, self.output_nr
+        return out
+
+
+    def _rebuilt(self):
+        data = self.data
+        if isinstance(data, np.ndarray):
+            return Tensor._make(data, self.dtype)
+        out = Tensor._make(None, self.dtype)
+        out._lazy = data
         return out
 
 
@@ -254,7 +267,7 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=()):
         return None
     node = op_node_class(name, backward_fn)()
     node.next_functions = tuple(edge_of(t) for t in inputs)
-    node.input_meta = tuple((t._data.shape, t._dtype) if t is not None else None for t in inputs)
+    node.input_meta = tuple((t._shape, t._dtype) if t is not None else None for t in inputs)
     for key, value in (saved or {}).items():
         node.save(key, value)
     for i, out in enumerate(outputs):

@@ -1,5 +1,6 @@
 """Writes kernel source from op-table expressions for any target; knows no Numba decorator."""
 import ast
+import functools
 import hashlib
 import importlib.util
 import os
@@ -13,6 +14,14 @@ KERNEL_FUNCS = {
     "tanh": "math.tanh", "erf": "math.erf", "abs": "abs", "where": "where", "sign": "sign",
     "sigmoid": "sigmoid", "isnan": "isnan", "maximum": "maximum", "minimum": "minimum",
 }
+
+
+# float32 versions that vectorise (scalar_math.py); float64 keeps the library's
+FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32"}
+
+
+def kernel_func(name, dtype_name):
+    return (dtype_name == "float32" and FLOAT32_FUNCS.get(name)) or KERNEL_FUNCS[name]
 
 
 class _Lower(ast.NodeTransformer):
@@ -37,7 +46,7 @@ class _Lower(ast.NodeTransformer):
 
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
-        node.func = ast.parse(KERNEL_FUNCS[node.func.id], mode="eval").body
+        node.func = ast.parse(kernel_func(node.func.id, self.dtype_name), mode="eval").body
         return node
 
 
@@ -46,21 +55,18 @@ def lower(expr, array_names, scalar_names, dtype_name):
     return ast.unparse(tree)
 
 
-HEADER = "import math\nimport numpy as np\nfrom numba import njit, prange\nfrom numgrad.kernels.scalar_math import *\n"
+HEADER = "import math\nimport numpy as np\nfrom numba import njit\nfrom numgrad.kernels.scalar_math import *\n"
 
 
-def elementwise_source(inputs, is_array, outputs, dtype_name, loop_headers):
-    """One loop body shared by every header: `outputs` maps output names to expressions of `inputs`.
-    `loop_headers` maps a function name to its (decorator, range function)."""
+def elementwise_source(inputs, is_array, outputs, dtype_name, header):
+    """One loop body over positions [start, stop): `outputs` maps output names to expressions of
+    `inputs`; `header` is the target's decorator line."""
     arrays = [n for n, arr in zip(inputs, is_array) if arr]
     scalars = [n for n, arr in zip(inputs, is_array) if not arr]
-    params = ", ".join(list(inputs) + list(outputs) + ["n"])
+    params = ", ".join(["start", "stop"] + list(inputs) + list(outputs))
     loads = "".join(f"        {n}_i = {n}[i]\n" for n in arrays)
     stores = "".join(f"        {o}[i] = {lower(e, arrays, scalars, dtype_name)}\n" for o, e in outputs.items())
-    parts = [HEADER]
-    for fn_name, (decorator, range_fn) in loop_headers.items():
-        parts.append(f"\n\n{decorator}\ndef {fn_name}({params}):\n    for i in {range_fn}(n):\n{loads}{stores}")
-    return "".join(parts)
+    return f"{HEADER}\n\n{header}\ndef kernel({params}):\n    for i in range(start, stop):\n{loads}{stores}"
 
 
 def cache_dir():
@@ -98,10 +104,11 @@ def _import(module_name, source):
     return module
 
 
-def reduction_source(update, acc_dtype_name, loop_headers):
+def reduction_source(update, acc_dtype_name, header):
     """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
-    axis so that the innermost loop runs over contiguous memory. `update` is a statement list (using
-    `acc`, `best`, `x_i`, `k`) that folds element `x_i` at position `k` into the accumulator."""
+    axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
+    [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
+    position `k` into the accumulator."""
     def body(indent, acc_ref, best_ref):
         lines = []
         for stmt in update:
@@ -109,14 +116,12 @@ def reduction_source(update, acc_dtype_name, loop_headers):
             lines.append(" " * indent + stmt)
         return "\n".join(lines) + "\n"
 
-    parts = [HEADER]
-    for fn_name, (decorator, range_fn) in loop_headers.items():
-        parts.append(f"""
+    return f"""{HEADER}
 
-{decorator}
-def {fn_name}(x, out, idx, outer, K, inner, B):
+{header}
+def kernel(t0, t1, x, out, idx, outer, K, inner, B):
     nb = (inner + B - 1) // B
-    for t in {range_fn}(outer * nb):
+    for t in range(t0, t1):
         o = t // nb
         j0 = (t % nb) * B
         j1 = min(j0 + B, inner)
@@ -140,5 +145,83 @@ def {fn_name}(x, out, idx, outer, K, inner, B):
 {body(20, "accs[j - j0]", "bests[j - j0]")}            for j in range(j0, j1):
                 out[o * inner + j] = accs[j - j0]
                 idx[o * inner + j] = bests[j - j0]
-""")
-    return "".join(parts)
+"""
+
+
+# torch's pow kernel computes these exponents without pow(): matching it keeps results bit-close and the
+# loop free of library calls (which block SIMD)
+_POW_FORMS = {1: "a", 2: "a * a", 3: "a * a * a", 0.5: "math.sqrt(a)", -0.5: "1 / math.sqrt(a)", -1: "1 / a",
+              -2: "1 / (a * a)"}
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces input names by kernel expressions (`mapping`), folds constant arithmetic, rewrites
+    constant small exponents as products, and types every literal with the kernel dtype."""
+
+    def __init__(self, mapping, dtype_name):
+        self.mapping, self.dtype_name = mapping, dtype_name
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            return ast.parse(self.mapping[node.id], mode="eval").body
+        if node.id in KERNEL_FUNCS or node.id in ("np", "math"):
+            return node
+        raise NameError(f"unknown name {node.id!r} in kernel expression")
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.USub) and _is_number(node.operand):
+            return ast.copy_location(ast.Constant(-node.operand.value), node)
+        return node
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        if _is_number(node.left) and _is_number(node.right) and not isinstance(node.op, ast.Pow):
+            value = eval(compile(ast.Expression(node), "<fold>", "eval"))
+            return ast.copy_location(ast.Constant(value), node)
+        if isinstance(node.op, ast.Pow) and _is_number(node.right) and node.right.value in _POW_FORMS:
+            form = ast.parse(_POW_FORMS[node.right.value], mode="eval").body
+            return _Replace(node.left).visit(form)
+        return node
+
+    def visit_Call(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        if isinstance(node.func, ast.Name) and node.func.id in KERNEL_FUNCS:
+            node.func = ast.parse(kernel_func(node.func.id, self.dtype_name), mode="eval").body
+        return node
+
+
+def _is_number(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, operand):
+        self.operand = operand
+
+    def visit_Name(self, node):
+        return self.operand if node.id == "a" else node
+
+
+class _TypeConstants(ast.NodeTransformer):
+    def __init__(self, dtype_name):
+        self.dtype_name = dtype_name
+
+    def visit_Call(self, node):  # np.float32(...) casts already carry their type
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id == "np":
+            return node
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if not _is_number(node):
+            return node
+        return ast.copy_location(ast.parse(f"np.{self.dtype_name}({node.value!r})", mode="eval").body, node)
+
+
+@functools.lru_cache(maxsize=None)
+def substitute(expr, mapping, dtype_name):
+    """`expr` (op-table vocabulary) as kernel code: names replaced by `mapping` ((name, code) pairs)."""
+    tree = _Substitute(dict(mapping), dtype_name).visit(ast.parse(expr, mode="eval"))
+    tree = _TypeConstants(dtype_name).visit(tree)
+    return ast.unparse(ast.fix_missing_locations(tree))

@@ -1,40 +1,28 @@
-"""CPU target: njit/prange loop headers around generated bodies, serial for small arrays."""
+"""CPU target: a range loop header around generated bodies; large ranges are split over threads."""
 import functools
 import math
-import os
 
-import numba
 import numpy as np
 
-from . import codegen
+from . import codegen, threads
+from .threads import PARALLEL_MIN
 
-# The workqueue layer aborts when two Python threads run parallel kernels at once; ask for a layer that
-# is safe to call from several threads (OpenMP or TBB), unless the user chose one.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "threadsafe"
-
-# Below this many elements a parallel launch costs more than it saves.
-PARALLEL_MIN = 1 << 16
-
-# error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError
-LOOP_HEADERS = {
-    "serial": ("@njit(cache=True, error_model='numpy')", "range"),
-    "parallel": ("@njit(cache=True, parallel=True, error_model='numpy')", "prange"),
-}
+# error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
+# threads.py run one kernel over parts of a range at once
+LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy')"
 
 
 _elementwise_cache = {}
 
 
-def elementwise_kernels(name, inputs, is_array, outputs, dtype_name):
-    """(serial, parallel) kernels computing `outputs` (a tuple of (name, expr)) from `inputs`."""
+def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
+    """The kernel(start, stop, *inputs, *outputs) computing `outputs` ((name, expr) pairs) from `inputs`."""
     key = (name, is_array, outputs, dtype_name)
-    kernels = _elementwise_cache.get(key)
-    if kernels is None:
-        source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADERS)
-        module = codegen.load_module(f"{name}_{dtype_name}", source)
-        kernels = _elementwise_cache[key] = (module.serial, module.parallel)
-    return kernels
+    kernel = _elementwise_cache.get(key)
+    if kernel is None:
+        source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
+        kernel = _elementwise_cache[key] = codegen.load_module(f"{name}_{dtype_name}", source).kernel
+    return kernel
 
 
 def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
@@ -42,20 +30,19 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     `name` must identify `inputs` and `outputs` (it keys the kernel cache together with the rest).
     `outs` are flat arrays to write into (an output may be one of the inputs); by default fresh ones."""
     is_array = tuple([a.__class__ is np.ndarray for a in args])
-    serial, parallel = elementwise_kernels(name, inputs, is_array, outputs, dtype_name)
+    kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
     if outs is None:
         outs = [np.empty(n, d) for d in out_dtypes]
     if n:
-        (parallel if n >= PARALLEL_MIN else serial)(*args, *outs, n)
+        threads.over(kernel, n, *args, *outs, parallel=n >= PARALLEL_MIN)
     return outs
 
 
 @functools.lru_cache(maxsize=None)
-def reduction_kernels(name, update, acc_dtype_name):
-    """(serial, parallel) kernels folding with `update` (see codegen.reduction_source)."""
-    source = codegen.reduction_source(update, acc_dtype_name, LOOP_HEADERS)
-    module = codegen.load_module(f"reduce_{name}_{acc_dtype_name}", source)
-    return module.serial, module.parallel
+def reduction_kernel(name, update, acc_dtype_name):
+    """The kernel folding with `update` over a range of blocks (see codegen.reduction_source)."""
+    source = codegen.reduction_source(update, acc_dtype_name, LOOP_HEADER)
+    return codegen.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
 
 
 # Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.
@@ -84,23 +71,22 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
     order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""
     x, outer, K, inner = _layout(x, tuple(axes))
     flat = x.reshape(-1)
-    serial, parallel = reduction_kernels(name, update, np.dtype(acc_dtype).name)
+    kernel = reduction_kernel(name, update, np.dtype(acc_dtype).name)
     m = outer * inner
     out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
     blocks = outer * -(-inner // INNER_BLOCK)
     n = flat.size
-    if n >= PARALLEL_MIN and m == 1 and combine is not None and not want_index:
+    parallel = n >= PARALLEL_MIN and threads.count() > 1
+    if parallel and m == 1 and combine is not None and not want_index:
         # one long reduction: fold equal chunks in parallel, then the partials and the tail
-        import numba
-        chunks = 8 * numba.get_num_threads()
+        chunks = 8 * threads.count()
         k = n // chunks
         partial = np.empty(chunks, acc_dtype)
-        parallel(flat, partial, np.empty(chunks, np.int64), chunks, k, 1, INNER_BLOCK)
+        threads.over(kernel, chunks, flat, partial, np.empty(chunks, np.int64), chunks, k, 1, INNER_BLOCK)
         if n > k * chunks:
             tail = np.empty(1, acc_dtype)
-            serial(flat[k * chunks:], tail, np.empty(1, np.int64), 1, n - k * chunks, 1, INNER_BLOCK)
+            kernel(0, 1, flat[k * chunks:], tail, np.empty(1, np.int64), 1, n - k * chunks, 1, INNER_BLOCK)
             partial = np.concatenate([partial, tail])
         return combine.reduce(partial, keepdims=False).reshape(1).astype(acc_dtype), idx
-    kernel = parallel if n >= PARALLEL_MIN and blocks > 1 else serial
-    kernel(flat, out, idx, outer, K, inner, INNER_BLOCK)
+    threads.over(kernel, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK, parallel=parallel and blocks > 1)
     return out, idx

@@ -6,7 +6,7 @@ import typing
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, lazy
 from ..autograd.grad_mode import STATE
 from ..autograd.node import Node, edge_of
 from ..kernels import cpu
@@ -106,7 +106,7 @@ def _promote(entry, args):
         compute = first
     else:
         values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
-        compute = dtypes.result_type([(t._dtype, t._data.ndim) for t in values if isinstance(t, Tensor)],
+        compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, Tensor)],
                                      [s for s in values if not isinstance(s, Tensor)])
     refusal = entry.refuses.get(compute.name)
     if refusal:
@@ -124,18 +124,20 @@ def apply(name, *args):
     tensors = [a for a in args if isinstance(a, Tensor)]
     compute = _promote(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
-    shape = tensors[0]._data.shape
+    shape = tensors[0]._shape
     for t in tensors:
-        if t._data.shape != shape:
-            shape = broadcast_shapes(*(t._data.shape for t in tensors))
+        if t._shape != shape:
+            shape = broadcast_shapes(*(t._shape for t in tensors))
             break
     n = math.prod(shape)
-    np_dtype = compute.np
-    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype)
-             for a, nm in zip(args, entry.inputs)]
-    (flat,) = cpu.run_elementwise(name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                  _KERNEL_DTYPE[np_dtype])
-    result = Tensor._make(flat.reshape(shape), out_dtype)
+    result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape) if lazy.ENABLED and n else None
+    if result is None:
+        np_dtype = compute.np
+        kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype)
+                 for a, nm in zip(args, entry.inputs)]
+        (flat,) = cpu.run_elementwise(name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                                      _KERNEL_DTYPE[np_dtype])
+        result = Tensor._make(flat.reshape(shape), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad:
@@ -161,8 +163,8 @@ class ElementwiseBackward(Node):
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
         self.next_functions = tuple(edge_of(a) if p >= 0 else (None, 0)
                                     for a, p, nm in zip(args, plan.pattern, entry.inputs) if nm not in entry.scalar_only)
-        self.meta = {nm: (args[i]._data.shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan.needed}
-        self.out_shape = result._data.shape
+        self.meta = {nm: (args[i]._shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan.needed}
+        self.out_shape = result._shape
         for nm, attr in zip(plan.used, plan.saved_attrs):
             self.save(attr, result if nm == "out" else args[entry.inputs.index(nm)], is_output=(nm == "out"))
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0

@@ -5,7 +5,7 @@ import collections
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, lazy
 from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.node import record
 from ..kernels import cpu
@@ -24,7 +24,7 @@ RETURN_TYPES = {"max": _return_type("max"), "min": _return_type("min")}
 
 
 def _axes(t, dim):
-    nd = t._data.ndim
+    nd = len(t._shape)
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(nd))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
@@ -81,16 +81,21 @@ def _sum_backward(node, g):
 def sum(t, dim=None, keepdim=False, dtype=None):
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
-    src = t._data  # bool and int64 fold into an int64 accumulator inside the kernel
-    if any(t._data.shape[a] == 0 for a in axes):
-        values = np.zeros(_kept_shape(t._data.shape, axes, False), out_dtype.np)
+    shape = t._shape
+    if any(shape[a] == 0 for a in axes):
+        values = np.zeros(_kept_shape(shape, axes, False), out_dtype.np)
+    elif axes and out_dtype.is_floating_point and t._dtype.is_floating_point and lazy.ENABLED and \
+            axes == tuple(range(axes[0], len(shape))):
+        # trailing dims: one pass with several accumulators; a pending elementwise region is summed
+        # inside that pass, never stored
+        values = np.asarray(lazy.sum_region(t, axes[0])).reshape(_kept_shape(shape, axes, False))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
-        values, _ = _fold("sum", src, axes, acc)
-    out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)
+        values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
+    out = _result(values.reshape(_kept_shape(shape, axes, keepdim)), out_dtype)
     name = "SumBackward0" if dim is None else "SumBackward1"
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
-                                              "self_sym_sizes": t._data.shape})
+                                              "self_sym_sizes": shape})
     return out
 
 
@@ -114,12 +119,12 @@ def mean(t, dim=None, keepdim=False, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {t._dtype.word}")
     axes = _axes(t, dim)
-    count = int(np.prod([t._data.shape[a] for a in axes]))
+    count = int(np.prod([t._shape[a] for a in axes]))
     with no_grad():
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
     out = _result(s._data / np.asarray(count, s._data.dtype) if count else np.full(s._data.shape, np.nan, s._data.dtype), s._dtype)
     record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
-           {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._data.shape})
+           {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
 
 

@@ -1,0 +1,123 @@
+"""Backward of a whole elementwise region in one kernel. From the node the engine is about to run, it
+gathers the elementwise nodes whose every incoming gradient comes from inside the region, and computes
+the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
+values the nodes saved (a pending saved value was never stored at all)."""
+import numpy as np
+
+from .. import lazy
+from ..kernels import fused
+from ..ops.elementwise import ElementwiseBackward
+from ..tensor import Tensor
+
+KERNEL_DTYPE = lazy.KERNEL_DTYPE
+
+
+def _fusable(node):
+    return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and not node._freed
+            and not node._pre_hooks and not node._post_hooks and not node._tensor_pre_hooks
+            and not node._retained)
+
+
+def region(head, deps, needed, captured_nodes):
+    """The nodes to run with `head` in one kernel, each before the nodes it sends gradients to; None
+    when there is nothing to fuse. A node joins when all of its pending incoming edges come from the
+    region and it has no hooks, retained grad or capture (those must see its gradient)."""
+    if not _fusable(head) or 0 in head.out_shape:
+        return None
+    shape, nodes, inside, incoming, frontier = head.out_shape, [head], {head}, {}, [head]
+    while frontier:
+        for child, _ in frontier.pop().next_functions:
+            if child is None or child in inside:
+                continue
+            count = incoming[child] = incoming.get(child, 0) + 1
+            if count == deps.get(child) and _fusable(child) and child.out_shape == shape and \
+                    (needed is None or child in needed) and child not in captured_nodes and \
+                    len(nodes) < lazy.MAX_REGION:  # a bounded kernel: long chains run as several
+                nodes.append(child)
+                inside.add(child)
+                frontier.append(child)
+    if len(nodes) == 1:
+        return None
+    nodes.sort(key=lambda n: -n._seq)  # consumers were recorded after what they consume
+    return nodes
+
+
+def _as(program, var, dtype):
+    """`var` rounded to `dtype`, as the unfused path stores a gradient in its input's dtype."""
+    name = KERNEL_DTYPE[dtype.np]
+    return var if program.var_dtypes[var] == name else program.step("a", (("a", var, name),), name, name)
+
+
+def run(nodes, g, buffers):
+    """Runs the region `nodes` (from region()) for incoming gradient `g` of its head; returns each
+    node's results, one per next_functions entry (None for edges inside the region). Gradients that
+    reached members from outside the region earlier wait in the engine's `buffers`: they are taken."""
+    shape = nodes[0].out_shape
+    program = fused.Program(shape)
+    inside = set(nodes)
+    incoming = {n: [] for n in nodes}
+    incoming[nodes[0]].append(lazy.tensor_value(program, g, program.memo))
+    for node in nodes[1:]:
+        waiting = buffers.pop(node, None)
+        if waiting is not None and waiting.get(0) is not None:
+            incoming[node].append(lazy.tensor_value(program, waiting[0], program.memo))
+    results = {n: [None] * len(n.next_functions) for n in nodes}
+    boundary = {}  # (child, nr) -> [(var, node, edge index)], merged in the kernel
+    separate = []  # (var, node, edge index): broadcast inputs, summed to their shape afterwards
+    for node in nodes:
+        plan, compute = node.plan, KERNEL_DTYPE[node.compute.np]
+        gvar = incoming[node]
+        gvar = program.total(gvar, compute) if len(gvar) != 1 else gvar[0]
+        mapping = [("g", gvar, compute)]
+        for nm, attr in zip(plan.used, plan.saved_attrs):
+            value = node.saved(attr)
+            if nm in node.entry.scalar_only:
+                mapping.append((nm, repr(value), None))
+            else:
+                want = "bool_" if nm in node.entry.bool_inputs else compute
+                var = lazy.tensor_value(program, value, program.memo) if isinstance(value, Tensor) \
+                    else program.leaf(value, want)
+                mapping.append((nm, var, want))
+        mapping = tuple(mapping)
+        contributions = [(nm, program.step(expr, mapping, compute, compute))
+                         for (_, expr), nm in zip(plan.exprs, plan.expr_targets)]
+        contributions += [(nm, gvar) for nm in plan.passed]
+        for nm in plan.zero:
+            idx = plan.differentiable.index(nm)
+            mshape, mdtype = node.meta[nm]
+            results[node][idx] = Tensor._make(np.zeros(mshape, mdtype.np), mdtype)
+        for nm, var in contributions:
+            idx = plan.differentiable.index(nm)
+            child, nr = node.next_functions[idx]
+            mshape, mdtype = node.meta[nm]
+            if child in inside:
+                incoming[child].append(_as(program, var, mdtype))
+            elif mshape == shape and child is not None:
+                boundary.setdefault((child, nr), []).append((_as(program, var, mdtype), node, idx))
+            else:
+                separate.append((var, node, idx))
+    out_vars, out_dtypes, slots = [], [], []
+    for contributions in boundary.values():
+        _, node, idx = contributions[0]
+        mdtype = node.meta[node.plan.differentiable[idx]][1]
+        var = contributions[0][0] if len(contributions) == 1 else \
+            program.total([v for v, _, _ in contributions], KERNEL_DTYPE[mdtype.np])
+        out_vars.append(var)
+        out_dtypes.append(mdtype)
+        slots.append((node, idx, False))
+    for var, node, idx in separate:
+        out_vars.append(var)
+        out_dtypes.append(node.compute)
+        slots.append((node, idx, True))
+    flats = fused.run_map(program, out_vars, [d.np for d in out_dtypes])
+    from ..ops.reduction import sum_to
+    for flat, dtype, (node, idx, reduce) in zip(flats, out_dtypes, slots):
+        r = Tensor._make(flat.reshape(shape), dtype)
+        if reduce:
+            mshape, mdtype = node.meta[node.plan.differentiable[idx]]
+            r = sum_to(r, mshape)
+            if r._dtype is not mdtype:
+                r = r.to(mdtype)
+        r._fresh = True
+        results[node][idx] = r
+    return results

@@ -1,0 +1,263 @@
+"""Fused CPU kernels: one generated loop evaluates a whole region of elementwise ops (optionally summing
+it, or producing several outputs such as a region's gradients), reading each input once."""
+import math
+
+import numpy as np
+
+from . import codegen, threads
+from .threads import PARALLEL_MIN
+DECORATOR = "@njit(cache=True, nogil=True, error_model='numpy')"
+LANES = 4  # independent accumulators in a fused sum: breaks the add latency chain
+
+
+SCALAR_TYPES = {"bool_": np.bool_, "int64": np.int64, "float32": np.float32, "float64": np.float64}
+
+
+class Leaf:
+    """A kernel input: an array indexed by the flat position (full), by the position within a row (row),
+    by the row (col), or a scalar."""
+    __slots__ = ("value", "dtype", "kind")
+
+    def __init__(self, value, dtype, kind):
+        self.value, self.dtype, self.kind = value, dtype, kind
+
+
+class Program:
+    """Straight-line code for one element, recorded as hashable steps so that a region seen before finds
+    its kernel without generating any source. Each step is (expression in the op-table vocabulary,
+    ((name, ref, dtype it is read as), ...), dtype it computes in, result dtype); refs are leaves l0, l1,
+    ..., earlier steps v0, v1, ..., or literals. Built by lazy.py and autograd/fused_backward.py."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.leaves = []
+        self.leaf_vars = {}  # id(array) -> leaf var, so one tensor used twice is read once
+        self.steps = []
+        self.var_dtypes = {}
+        self.memo = {}  # id(pending expression) -> var: a value read twice is computed once
+
+    def leaf(self, value, dtype_name):
+        """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
+        if isinstance(value, np.ndarray):
+            key = id(value)
+            var = self.leaf_vars.get(key)
+            if var is not None:
+                return var
+            if value.size == 1 or not any(value.strides):  # one value, possibly expanded
+                var = self._add_leaf(value.flat[0], dtype_name, "scalar")
+            else:
+                var = self._add_leaf(value, dtype_name, "array")
+            self.leaf_vars[key] = var
+            return var
+        return self._add_leaf(value, dtype_name, "scalar")
+
+    def _add_leaf(self, value, dtype_name, kind):
+        var = f"l{len(self.leaves)}"
+        if kind == "scalar":
+            value = SCALAR_TYPES[dtype_name](value)
+        self.leaves.append(Leaf(value, dtype_name, kind))
+        self.var_dtypes[var] = dtype_name
+        return var
+
+    def step(self, expr, mapping, compute, dtype_name):
+        var = f"v{len(self.steps)}"
+        self.steps.append((expr, mapping, compute, dtype_name))
+        self.var_dtypes[var] = dtype_name
+        return var
+
+    def total(self, refs, dtype_name):
+        """A step adding `refs` (read as `dtype_name`)."""
+        names = tuple(f"t{k}" for k in range(len(refs)))
+        return self.step(" + ".join(names) if refs else "0",
+                         tuple((n, r, dtype_name) for n, r in zip(names, refs)), dtype_name, dtype_name)
+
+    def code(self):
+        """The steps as kernel source lines (only for a region not seen before)."""
+        lines, dtypes = [], {}
+        for var, leaf in zip((f"l{k}" for k in range(len(self.leaves))), self.leaves):
+            dtypes[var] = leaf.dtype
+        for k, (expr, mapping, compute, dtype_name) in enumerate(self.steps):
+            reads = tuple((name, ref if want is None or dtypes.get(ref, want) == want else f"np.{want}({ref})")
+                          for name, ref, want in mapping)
+            var = f"v{k}"
+            lines.append((var, f"np.{dtype_name}({codegen.substitute(expr, reads, compute)})"))
+            dtypes[var] = dtype_name
+        return lines
+
+    # ---- layout ---------------------------------------------------------------------------------
+    def layout(self, split=None):
+        """Chooses (outer, inner) = (dims before `split`, dims from it), trying every split unless one is
+        given, so that every array leaf is full, a row or a column of the region; leaves fitting no
+        choice are broadcast into full copies. Returns (outer, inner, args)."""
+        shape, nd = self.shape, len(self.shape)
+        n = math.prod(shape)
+        args = _flat_args(self.leaves, shape)
+        if args is not None:  # the usual region: inputs of its own shape
+            return (1, n, args) if split is None else (math.prod(shape[:split]), math.prod(shape[split:]), args)
+        effective = []
+        for leaf in self.leaves:
+            if leaf.kind == "scalar":
+                effective.append(None)
+                continue
+            arr = leaf.value
+            arr = arr.reshape((1,) * (nd - arr.ndim) + arr.shape)
+            # broadcast (stride 0) dims are read once: index 0
+            arr = arr[tuple(slice(0, 1) if st == 0 and d > 1 else slice(None) for st, d in zip(arr.strides, arr.shape))]
+            effective.append(arr)
+        best_k, best_fit = nd, -1
+        for k in range(nd + 1) if split is None else (split,):
+            fit = sum(1 for arr in effective if arr is not None and _kind_at(arr.shape, shape, k))
+            if fit > best_fit:
+                best_k, best_fit = k, fit
+        outer, inner = math.prod(shape[:best_k]), math.prod(shape[best_k:])
+        if inner == n:
+            outer = 1
+        if split is not None:  # a fold over rows: columns are scalars per row, rows are read at j
+            inner = n if split == 0 else inner
+        args = []
+        for leaf, arr in zip(self.leaves, effective):
+            if arr is None:
+                args.append(leaf.value)
+                continue
+            kind = _kind_at(arr.shape, shape, best_k) if inner != n or arr.shape == shape else None
+            if kind is None or (kind != "full" and inner == n):
+                kind, arr = "full", np.broadcast_to(arr, shape)
+            leaf.kind = kind
+            args.append(np.ascontiguousarray(arr, dtype=leaf.dtype).reshape(-1))
+        return outer, inner, args
+
+    def key(self, outputs):
+        return (tuple(self.steps), tuple((leaf.kind, leaf.dtype) for leaf in self.leaves), outputs)
+
+
+def _flat_args(leaves, shape):
+    """Kernel arguments when every array leaf already is a C-contiguous array of the region's shape and
+    dtype (then all are 'full'); None otherwise."""
+    args = []
+    for leaf in leaves:
+        v = leaf.value
+        if leaf.kind == "scalar":
+            args.append(v)
+        elif v.shape == shape and v.flags.c_contiguous and v.dtype == SCALAR_DTYPES[leaf.dtype]:
+            leaf.kind = "full"
+            args.append(v.reshape(-1))
+        else:
+            return None
+    return args
+
+
+SCALAR_DTYPES = {k: np.dtype(v) for k, v in SCALAR_TYPES.items()}
+
+
+def _kind_at(eff, shape, k):
+    if eff == shape:
+        return "full"
+    if all(d == 1 for d in eff[:k]) and eff[k:] == shape[k:]:
+        return "row"
+    if eff[:k] == shape[:k] and all(d == 1 for d in eff[k:]):
+        return "col"
+    return None
+
+
+def _body(program, indent):
+    return _loads(program, indent) + [f"{' ' * indent}{var} = {code}" for var, code in program.code()]
+
+
+def _loads(program, indent):
+    lines = []
+    for i, leaf in enumerate(program.leaves):
+        if leaf.kind in ("full", "row", "col"):
+            index = {"full": "i", "row": "j", "col": "o"}[leaf.kind]
+            lines.append(f"{' ' * indent}l{i} = L{i}[{index}]")
+    return lines
+
+
+def _params(program):
+    return ", ".join(f"L{i}" if leaf.kind != "scalar" else f"l{i}" for i, leaf in enumerate(program.leaves))
+
+
+def map_source(program, outputs):
+    """A loop over (o, j) writing each (out param, var, dtype) of `outputs` at flat position i."""
+    outs = ", ".join(f"O{k}" for k in range(len(outputs)))
+    body = _body(program, 12)
+    body += [f"            O{k}[i] = {var}" for k, (var, _) in enumerate(outputs)]
+    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
+            "    for o in range(o0, o1):\n        base = o * inner\n        for j in range(j0, j1):\n"
+            "            i = base + j\n" + "\n".join(body) + "\n")
+
+
+def sum_source(program, var, acc_dtype):
+    """fold(i0, i1, ...) sums `var` over flat positions [i0, i1) with LANES accumulators (full leaves
+    are read at i, row leaves at i - i0, column leaves are scalars); rows(o0, o1, K, ...) folds rows
+    o0..o1 of length K."""
+    def load(k, leaf, u):
+        return {"full": f"L{k}[i + {u}]", "row": f"L{k}[i + {u} - i0]"}.get(leaf.kind)
+
+    def lane_body(u, indent):
+        pad = " " * indent
+        lines = [f"{pad}l{k} = {load(k, leaf, u)}" for k, leaf in enumerate(program.leaves) if load(k, leaf, u)]
+        lines += [f"{pad}{v} = {code}" for v, code in program.code()]
+        return "\n".join(lines) + f"\n{pad}acc{u} += np.{acc_dtype}({var})\n"
+    unrolled = "".join(lane_body(u, 8) for u in range(LANES))
+    tail = lane_body(0, 8)
+    fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}"
+                            for k, leaf in enumerate(program.leaves))
+    rows_params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(program.leaves))
+    per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")
+                        for k, leaf in enumerate(program.leaves))
+    zero = f"np.{acc_dtype}(0)"
+    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, {fold_params}):\n"
+            + "".join(f"    acc{u} = {zero}\n" for u in range(LANES))
+            + f"    m = i0 + (i1 - i0) // {LANES} * {LANES}\n"
+            f"    for i in range(i0, m, {LANES}):\n{unrolled}"
+            f"    for i in range(m, i1):\n{tail}"
+            f"    return {' + '.join(f'acc{u}' for u in range(LANES))}\n\n\n"
+            f"{DECORATOR}\ndef rows(o0, o1, K, {rows_params}, out):\n"
+            f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, {per_row})\n")
+
+
+_kernels = {}
+
+
+def compiled(kind, program, outputs, source_fn):
+    key = (kind, program.key(outputs))
+    module = _kernels.get(key)
+    if module is None:
+        module = _kernels[key] = codegen.load_module(f"fused_{kind}", source_fn())
+    return module
+
+
+# ---- running ------------------------------------------------------------------------------------
+def run_map(program, outputs, out_dtypes):
+    """Evaluates the program over the region; `outputs` are vars. Returns flat arrays."""
+    outer, inner, args = program.layout()
+    module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
+    n = outer * inner
+    outs = [np.empty(n, d) for d in out_dtypes]
+    kernel, parts = module.kernel, threads.count()
+    if n < PARALLEL_MIN or parts == 1:
+        kernel(0, outer, 0, inner, inner, *args, *outs)
+    elif outer >= parts:
+        threads.run([lambda a=a, b=b: kernel(a, b, 0, inner, inner, *args, *outs)
+                     for a, b in threads.split(outer, parts)])
+    else:
+        threads.run([lambda a=a, b=b: kernel(0, outer, a, b, inner, *args, *outs)
+                     for a, b in threads.split(inner, parts)])
+    return outs
+
+
+def run_sum(program, var, acc_dtype, split=0):
+    """Sums `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
+    array with one sum per position of the dims before it."""
+    outer, inner, args = program.layout(split)
+    module = compiled("sum", program, (var, acc_dtype, split == 0),
+                      lambda: sum_source(program, var, acc_dtype))
+    n = outer * inner
+    parallel = n >= PARALLEL_MIN and threads.count() > 1
+    if split == 0:
+        if not parallel:
+            return module.fold(0, n, *args)
+        return sum(threads.run([lambda a=a, b=b: module.fold(a, b, *args) for a, b in threads.split(n, threads.count())]))
+    out = np.empty(outer, acc_dtype)
+    threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
+    return out

@@ -1,0 +1,193 @@
+"""Deferred elementwise results: an op records an expression instead of running, and a whole region of
+them runs as one fused kernel when something reads the values (or sums them, see sum_region).
+
+Safety rule: a pending result reads its inputs' arrays when it is computed, so anything that may write
+to an array first computes the pending results that read it: Tensor._data (every access other than
+the fused kernels' own) calls before_access, keyed by the array's root storage so views count too.
+Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily."""
+import contextlib
+import os
+import weakref
+
+import numpy as np
+
+ENABLED = os.environ.get("NUMGRAD_FUSION", "1") != "0"
+MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
+READERS = {}  # id(root array) -> weak references to pending expressions that read it
+EXPORTED = {}  # id(root array) -> weak reference to it: memory NumPy code may write to
+
+KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dtype(np.float32): "float32",
+                np.dtype(np.float64): "float64"}
+
+
+def set_fusion(enabled):
+    """Turns fusion (deferred elementwise ops, fused kernels forward and backward) on or off; returns the
+    previous setting."""
+    global ENABLED
+    previous, ENABLED = ENABLED, bool(enabled)
+    return previous
+
+
+def is_fusion_enabled():
+    return ENABLED
+
+
+@contextlib.contextmanager
+def fusion(enabled=True):
+    """with numgrad.fusion(False): ... runs the block with fusion off (or on)."""
+    previous = set_fusion(enabled)
+    try:
+        yield
+    finally:
+        set_fusion(previous)
+
+
+def root(arr):
+    base = arr.base
+    while isinstance(base, np.ndarray):
+        arr, base = base, base.base
+    return arr
+
+
+def export(arr):
+    """`arr`'s memory is now reachable from NumPy code."""
+    r = root(arr)
+    EXPORTED[id(r)] = weakref.ref(r)
+    if len(EXPORTED) > 4096:
+        for k in [k for k, ref in EXPORTED.items() if ref() is None]:
+            del EXPORTED[k]
+
+
+def is_exported(arr):
+    ref = EXPORTED.get(id(root(arr)))
+    return ref is not None and ref() is not None
+
+
+def before_access(arr):
+    """Computes the pending results that read `arr`'s storage (the caller may write to it)."""
+    refs = READERS.pop(id(root(arr)), None)
+    if refs:
+        for ref in refs:
+            expr = ref()
+            if expr is not None and expr.arr is None:
+                expr.force()
+
+
+def _register(key, expr_ref):
+    refs = READERS.get(key)
+    if refs is None:
+        READERS[key] = [expr_ref]
+    else:
+        refs.append(expr_ref)
+        if len(refs) > 64:
+            refs[:] = [r for r in refs if r() is not None and r().arr is None]
+
+
+class LazyExpr:
+    """One deferred op: op-table entry, arguments (tensors, pending or not, and Python scalars), the dtype
+    it computes in and its result's dtype and shape; `arr` holds the values once computed."""
+    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "__weakref__")
+
+    def force(self):
+        if self.arr is None:
+            from .kernels import fused
+            program = fused.Program(self.shape)
+            var = value_of(program, self)
+            (flat,) = fused.run_map(program, [var], [self.dtype.np])
+            self.arr = flat.reshape(self.shape)
+            self.args = None  # the inputs may be freed now
+            users, self.users = self.users, None
+            if users:  # pending results that read this one now read its array
+                key = id(root(self.arr))
+                for ref in users:
+                    _register(key, ref)
+        return self.arr
+
+
+def defer(tensor_cls, entry, args, compute, out_dtype, shape):
+    """A pending result of `entry` on `args`, or None when it must run now (an input NumPy code can
+    write to, or a region grown too large)."""
+    size = 1
+    for a in args:
+        if isinstance(a, tensor_cls):
+            arr = a._arr
+            if arr is None:
+                e = a._lazy
+                if e.arr is None:
+                    size += e.size
+                    continue
+                arr = e.arr
+            if EXPORTED and is_exported(arr):
+                return None
+    if size > MAX_REGION:
+        return None
+    e = LazyExpr()
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users = \
+        entry, args, compute, out_dtype, shape, size, None, None
+    ref = weakref.ref(e)
+    for a in args:
+        if isinstance(a, tensor_cls):
+            arr = a._arr
+            if arr is None:
+                pending = a._lazy
+                if pending.arr is None:
+                    if pending.users is None:
+                        pending.users = [ref]
+                    else:
+                        pending.users.append(ref)
+                    continue
+                arr = pending.arr
+            _register(id(root(arr)), ref)
+    t = tensor_cls._make(None, out_dtype)
+    t._lazy = e
+    return t
+
+
+def value_of(program, e, memo=None):
+    """Adds the steps computing pending expression `e` (and the pending ones it reads) to `program`."""
+    if memo is None:
+        memo = program.memo
+    var = memo.get(id(e))
+    if var is not None:
+        return var
+    entry, compute = e.entry, e.compute
+    compute_name = KERNEL_DTYPE[compute.np]
+    mapping = []
+    for a, nm in zip(e.args, entry.inputs):
+        want = "bool_" if nm in entry.bool_inputs else compute_name
+        if nm in entry.scalar_only:  # exponents and clamp bounds are part of the kernel's code
+            mapping.append((nm, repr(a), None))
+        elif hasattr(a, "_lazy"):
+            mapping.append((nm, tensor_value(program, a, memo), want))
+        else:
+            mapping.append((nm, program.leaf(a, want), want))
+    var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
+    return var
+
+
+def tensor_value(program, t, memo):
+    """The var holding tensor `t`'s values: its pending expression's steps, or a leaf for its array."""
+    arr = t._arr
+    if arr is None:
+        e = t._lazy
+        if e.arr is None:
+            return value_of(program, e, memo)
+        arr = e.arr
+    return program.leaf(arr, KERNEL_DTYPE[arr.dtype])
+
+
+def pending(t):
+    """The pending expression of tensor `t`, or None if its values exist."""
+    if t._arr is not None:
+        return None
+    e = t._lazy
+    return e if e.arr is None else None
+
+
+def sum_region(t, split=0):
+    """Sums tensor `t` over its dims from `split` on in one fused pass (float64 accumulator, as sum
+    does); a pending `t` is computed inside the pass and never stored."""
+    from .kernels import fused
+    program = fused.Program(t._shape)
+    var = tensor_value(program, t, program.memo)
+    return fused.run_sum(program, var, "float64", split)

@@ -189,7 +189,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     out = new_tensor(data, input._dtype)
     if input._requires_grad:
         coef = np.zeros_like(x)
-        coef[rows, safe_t] = -wt * np.asarray(scale, x.dtype)
+        with np.errstate(invalid="ignore"):  # an all-ignored mean: 0 * (1/0), nan as in torch
+            coef[rows, safe_t] = -wt * np.asarray(scale, x.dtype)
         moved = np.moveaxis(input._data, class_dim, -1).shape
         coef = np.moveaxis(coef.reshape(moved), -1, class_dim)
         record(name, _nll_backward, [input], [out], {"coef": constant(np.ascontiguousarray(coef)), "reduction": reduction,

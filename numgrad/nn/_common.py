@@ -1,0 +1,35 @@
+"""Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+
+
+def new_tensor(data, dtype):
+    """A tensor holding `data` (cast to `dtype`) that no graph knows yet."""
+    return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
+
+
+def constant(data):
+    """A tensor for a numpy array used as a constant in backward formulas."""
+    data = np.asarray(data)
+    return Tensor._make(data, dtypes.from_numpy_dtype(data.dtype))
+
+
+def wants(node, i):
+    """Whether input i of `node` needs a gradient (an edge to follow)."""
+    return node.next_functions[i][0] is not None
+
+
+def check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def pair(value, name="value"):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) == 1:
+        return (value[0], value[0])
+    return value

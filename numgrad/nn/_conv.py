@@ -1,0 +1,228 @@
+"""conv2d (im2col + one BLAS product per group, ConvolutionBackward0) and max_pool2d
+(MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
+backward, so that backward is written with tensor ops and create_graph works through it."""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd.grad_mode import STATE
+from ..autograd.node import record
+from ..ops.indexing import gather
+from ._common import constant, new_tensor, pair, wants
+
+
+class _Geometry:
+    """Sizes of one sliding-window op over an (N, C, H, W) input."""
+
+    def __init__(self, shape, kernel, stride, padding, dilation, out_hw=None):
+        self.n, self.c, self.h, self.w = shape
+        self.kh, self.kw = kernel
+        self.sh, self.sw = stride
+        self.ph, self.pw = padding
+        self.dh, self.dw = dilation
+        self.oh, self.ow = out_hw if out_hw is not None else (
+            (self.h + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1,
+            (self.w + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1)
+        # a ceil_mode window may reach past the padding: pad that far
+        self.hp = max(self.h + 2 * self.ph, (self.oh - 1) * self.sh + self.dh * (self.kh - 1) + 1)
+        self.wp = max(self.w + 2 * self.pw, (self.ow - 1) * self.sw + self.dw * (self.kw - 1) + 1)
+
+    def padded(self, x, fill=0.0):
+        if (self.hp, self.wp) == (self.h, self.w):
+            return x
+        out = np.full((self.n, self.c, self.hp, self.wp), fill, x.dtype)
+        out[:, :, self.ph:self.ph + self.h, self.pw:self.pw + self.w] = x
+        return out
+
+    def windows(self, xp, order):
+        """A strided view of the padded input with axes named by `order` from n, c, i, j (kernel offsets),
+        y, x (output positions)."""
+        sn, sc, sy, sx = xp.strides
+        sizes = {"n": self.n, "c": self.c, "i": self.kh, "j": self.kw, "y": self.oh, "x": self.ow}
+        steps = {"n": sn, "c": sc, "i": sy * self.dh, "j": sx * self.dw, "y": sy * self.sh, "x": sx * self.sw}
+        return as_strided(xp, tuple(sizes[a] for a in order), tuple(steps[a] for a in order), writeable=False)
+
+
+def _im2col_data(x, geo):
+    """(N, C, H, W) -> (C*kh*kw, N*oh*ow): one column per output position, rows grouped by channel."""
+    cols = geo.windows(geo.padded(x), "cijnyx")
+    return cols.reshape(geo.c * geo.kh * geo.kw, geo.n * geo.oh * geo.ow)
+
+
+def _col2im_data(cols, geo):
+    """The adjoint of im2col: every column entry is added back to the input position it was read from."""
+    out = np.zeros((geo.n, geo.c, geo.hp, geo.wp), cols.dtype)
+    blocks = cols.reshape(geo.c, geo.kh, geo.kw, geo.n, geo.oh, geo.ow)
+    for i in range(geo.kh):
+        for j in range(geo.kw):
+            y0, x0 = i * geo.dh, j * geo.dw
+            out[:, :, y0:y0 + geo.sh * (geo.oh - 1) + 1:geo.sh, x0:x0 + geo.sw * (geo.ow - 1) + 1:geo.sw] += \
+                blocks[:, i, j].transpose(1, 0, 2, 3)
+    return out[:, :, geo.ph:geo.ph + geo.h, geo.pw:geo.pw + geo.w]
+
+
+def _im2col_backward(node, g):
+    return (col2im(g, node.saved("geometry")),)
+
+
+def _col2im_backward(node, g):
+    return (im2col(g, node.saved("geometry")),)
+
+
+def im2col(x, geo):
+    out = new_tensor(_im2col_data(x._data, geo), x._dtype)
+    record("Im2ColBackward0", _im2col_backward, [x], [out], {"geometry": geo})
+    return out
+
+
+def col2im(cols, geo):
+    out = new_tensor(_col2im_data(cols._data, geo), cols._dtype)
+    record("Col2ImBackward0", _col2im_backward, [cols], [out], {"geometry": geo})
+    return out
+
+
+def _grouped(t, groups):
+    """A (rows, cols) matrix as (groups, rows/groups, cols); 2-d when there is one group (plain mm)."""
+    return t if groups == 1 else t.reshape(groups, t.shape[0] // groups, t.shape[1])
+
+
+def _conv_backward(node, g):
+    x, weight, geo, groups = node.saved("input"), node.saved("weight"), node.saved("geometry"), node.saved("groups")
+    out_channels = weight.shape[0]
+    # (N, O, oh, ow) -> (O, N*oh*ow), the layout of the forward product
+    g2 = _grouped(g.transpose(0, 1).reshape(out_channels, -1), groups)
+    input_grad = weight_grad = bias_grad = None
+    if wants(node, 1):
+        # create_graph needs the columns as a function of x; otherwise the forward's copy serves
+        cols = im2col(x, geo) if STATE.grad_enabled else node.saved("columns")
+        weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)
+    if wants(node, 0):
+        w2 = _grouped(weight.reshape(out_channels, -1), groups)
+        input_grad = col2im(w2.mT.matmul(g2).reshape(-1, g2.shape[-1]), geo)
+    if len(node.next_functions) > 2 and wants(node, 2):
+        bias_grad = g.sum((0, 2, 3))
+    return input_grad, weight_grad, bias_grad
+
+
+def _conv_padding(padding, kernel, dilation, stride):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            if any(t % 2 for t in total):
+                raise NotImplementedError("numgrad's padding='same' needs an even total padding (odd kernels)")
+            return tuple(t // 2 for t in total)
+        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+    return pair(padding)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if input.dim() == 3:  # an unbatched (C, H, W) input
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if input.dim() != 4:
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{list(input.shape)}")
+    stride, dilation = pair(stride), pair(dilation)
+    out_channels, cin_per_group, kh, kw = weight.shape
+    padding = _conv_padding(padding, (kh, kw), dilation, stride)
+    if input.shape[1] != cin_per_group * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cin_per_group * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"Input type (torch.{input._dtype.word}Tensor) and weight type "
+                           f"(torch.{weight._dtype.word}Tensor) should be the same")
+    geo = _Geometry(input.shape, (kh, kw), stride, padding, dilation)
+    if geo.oh <= 0 or geo.ow <= 0:
+        raise RuntimeError(f"Calculated padded input size per channel: ({geo.h + 2 * geo.ph} x "
+                           f"{geo.w + 2 * geo.pw}). Kernel size: ({geo.dh * (kh - 1) + 1} x {geo.dw * (kw - 1) + 1})."
+                           " Kernel size can't be greater than actual input size")
+    cols = _im2col_data(input._data, geo)
+    w2 = weight._data.reshape(out_channels, -1)
+    if groups == 1:
+        out = np.matmul(w2, cols)
+    else:
+        out = np.matmul(w2.reshape(groups, out_channels // groups, -1),
+                        cols.reshape(groups, -1, cols.shape[1])).reshape(out_channels, -1)
+    out = out.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
+    if bias is not None:
+        out = out + bias._data.reshape(1, -1, 1, 1)
+    result = new_tensor(np.ascontiguousarray(out), input._dtype)
+    record("ConvolutionBackward0", _conv_backward, [input, weight, bias], [result],
+           {"input": input, "weight": weight, "geometry": geo, "groups": groups,
+            "columns": constant(cols) if weight._requires_grad else None})
+    return result
+
+
+# ---- max pooling ---------------------------------------------------------------------------------
+
+def _pool_out_size(size, k, s, p, d, ceil_mode):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:  # the last window must start inside the input or left padding
+        out -= 1
+    return out
+
+
+def _unpool_backward(node, g):
+    return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
+
+
+def _scatter_to_input(g, flat_indices, input_shape, overlapping):
+    """The max-pool gradient: each output gradient added at the input position its maximum came from."""
+    rows = flat_indices.shape[0]
+    plane = input_shape[-2] * input_shape[-1]
+    idx, gd = flat_indices._data, g._data.reshape(rows, -1)
+    if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
+        offsets = (np.arange(rows) * plane)[:, None]
+        data = np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
+    else:
+        data = np.zeros((rows, plane), gd.dtype)
+        np.put_along_axis(data, idx, gd, axis=1)
+    out = new_tensor(data.reshape(input_shape), g._dtype)
+    record("MaxPool2DWithIndicesBackwardBackward0", _unpool_backward, [g], [out],
+           {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})
+    return out
+
+
+def _max_pool_backward(node, g):
+    return (_scatter_to_input(g, node.saved("flat_indices"), node.input_shape(0), node.saved("overlapping")),)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    kernel = pair(kernel_size)
+    stride = pair(stride) if stride is not None and stride != [] else kernel
+    padding, dilation = pair(padding), pair(dilation)
+    for p, k, d in zip(padding, kernel, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
+    n, c, h, w = x.shape
+    out_hw = tuple(_pool_out_size(s, k, st, p, d, ceil_mode)
+                   for s, k, st, p, d in zip((h, w), kernel, stride, padding, dilation))
+    if min(out_hw) <= 0:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out_hw[0]}x{out_hw[1]})."
+                           " Output size is too small")
+    geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
+    windows = geo.windows(geo.padded(x, -np.inf), "ncyxij").reshape(n, c, geo.oh, geo.ow, -1)
+    pos = windows.argmax(-1)  # the first maximum, as torch picks it
+    values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
+    # the window offset as a flat index into the unpadded input plane (torch's `indices`)
+    i, j = np.divmod(pos, geo.kw)
+    rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
+    cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
+    indices = (rows * w + cols).astype(np.int64)
+    if input.dim() == 3:
+        values, indices = values[0], indices[0]
+    out = new_tensor(values, input._dtype)
+    overlapping = any(s < d * (k - 1) + 1 for s, k, d in zip(stride, kernel, dilation))
+    record("MaxPool2DWithIndicesBackward0", _max_pool_backward, [input], [out],
+           {"flat_indices": constant(indices.reshape(n * c, -1)), "overlapping": overlapping})
+    if return_indices:
+        return out, constant(indices)
+    return out

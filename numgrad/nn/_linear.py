@@ -1,0 +1,97 @@
+"""linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
+import numpy as np
+
+from .. import dtypes
+from ..autograd.node import record
+from ..ops.indexing import index_put
+from ..tensor import Tensor
+from ._common import constant, new_tensor, wants
+
+
+def _addmm_backward(node, g):
+    bias_grad = g.sum(0) if wants(node, 0) else None
+    input_grad = g.mm(node.saved("weight")) if wants(node, 1) else None
+    weight_grad = g.t().mm(node.saved("input")) if wants(node, 2) else None
+    return bias_grad, input_grad, weight_grad
+
+
+def _addmm(input, weight, bias):
+    """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
+    (n, k), (m, k2) = input._data.shape, weight._data.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input._dtype.word} and "
+                           f"{weight._dtype.word}")
+    data = np.matmul(input._data, weight._data.T)
+    data += bias._data
+    out = Tensor._make(data, input._dtype)
+    # each operand is kept only if the other one's gradient needs it
+    record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
+           {"input": input if weight._requires_grad else None, "weight": weight if input._requires_grad else None})
+    return out
+
+
+def linear(input, weight, bias=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if bias is None:
+        return input.matmul(weight.t())
+    if input._data.ndim == 2:
+        return _addmm(input, weight, bias)
+    # other ranks fold into rows (views on both sides, as torch does)
+    lead = input._data.shape[:-1]
+    out = _addmm(input.reshape(-1, input._data.shape[-1]), weight, bias)
+    return out.reshape(*lead, weight._data.shape[0])
+
+
+def _embedding_backward(node, g):
+    indices, num, scale = node.saved("indices"), node.saved("num_weights"), node.saved("row_scale")
+    rows = g.reshape(-1, g.shape[-1])
+    if scale is not None:  # padding rows get nothing; scale_grad_by_freq divides by each index's count
+        rows = rows * scale
+    return (index_put(rows.new_zeros(num, rows.shape[-1]), (indices,), rows, accumulate=True),)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if input._dtype is not dtypes.int64:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{input._dtype.word}Tensor instead (while checking arguments "
+                           "for embedding)")
+    if sparse:
+        raise RuntimeError("numgrad has no sparse tensors: use sparse=False")
+    num = weight._data.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
+            padding_idx = num + padding_idx
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
+    out = new_tensor(weight._data[idx], weight._dtype)
+    flat = idx.reshape(-1)
+    scale = None
+    if padding_idx is not None or scale_grad_by_freq:
+        s = np.ones(flat.size, weight._data.dtype)
+        if scale_grad_by_freq:
+            s /= np.bincount(flat, minlength=num)[flat]
+        if padding_idx is not None:
+            s[flat == padding_idx] = 0
+        scale = constant(s.reshape(-1, 1))
+    record("EmbeddingBackward0", _embedding_backward, [weight], [out],
+           {"indices": constant(flat), "num_weights": num, "row_scale": scale})
+    return out
+
+
+def _renorm_rows(weight, rows, max_norm, norm_type):
+    """embedding's max_norm: the looked-up rows are scaled in place to norm max_norm (outside autograd)."""
+    data = weight._data
+    norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+    big = norms > max_norm
+    data[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(data.dtype)
+    weight._vc[0] += 1

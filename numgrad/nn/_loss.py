@@ -1,0 +1,262 @@
+"""Loss functions: mse, l1, nll, cross_entropy (indices or probabilities, ignore_index, label_smoothing),
+binary_cross_entropy and its logits form, each with torch's node names."""
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.grad_mode import no_grad
+from ..autograd.node import record
+from ..ops.reduction import log_softmax
+from ..tensor import Tensor
+from ._common import check_reduction, constant, new_tensor, wants
+
+
+def _reduce(loss, reduction):
+    check_reduction(reduction)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _reduce_data(data, reduction):
+    return data.mean() if reduction == "mean" else data.sum() if reduction == "sum" else data
+
+
+def _pointwise_backward(node, g):
+    """Gradients of an elementwise loss reduced by `reduction`: each input's elementwise derivative times g
+    (divided by the element count for a mean). The derivatives are tensor expressions, so that
+    create_graph differentiates through them."""
+    if node.saved("reduction") == "mean":
+        g = g / node.saved("numel")
+    derivatives = node.saved("derivatives")(node, [wants(node, i) for i in range(len(node.next_functions))])
+    return tuple(None if d is None else d * g for d in derivatives)
+
+
+def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved):
+    """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do."""
+    out = new_tensor(_reduce_data(elementwise, reduction), inputs[0]._dtype)
+    record(name, _pointwise_backward, inputs, [out],
+           {**saved, "reduction": reduction, "numel": elementwise.size, "derivatives": derivatives})
+    return out
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+
+
+def _mse_derivatives(node, want):
+    diff = node.saved("input") - node.saved("target")
+    return (diff * 2 if want[0] else None, diff * -2 if want[1] else None)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    check_reduction(reduction)
+    _warn_size(input, target)
+    if input.shape != target.shape:
+        shape = np.broadcast_shapes(input.shape, target.shape)
+        input, target = input.expand(*shape), target.expand(*shape)
+    diff = input._data - target._data
+    loss = diff * diff
+    if weight is not None:
+        return _reduce(weight * (input - target) ** 2, reduction)
+    return _pointwise_loss("MseLossBackward0", [input, target], loss, reduction, _mse_derivatives,
+                           {"input": input, "target": target})
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    check_reduction(reduction)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    return _reduce(loss * weight if weight is not None else loss, reduction)
+
+
+# ---- binary cross entropy -------------------------------------------------------------------------
+
+def _bce_derivatives(node, want):
+    x, t, w = node.saved("input"), node.saved("target"), node.saved("weight")
+    dx = dt = None
+    if want[0]:  # torch divides by max(x(1-x), 1e-12) so that saturated inputs give a finite gradient
+        dx = (x - t) / (x * (1 - x)).clamp_min(1e-12)
+        dx = dx * w if w is not None else dx
+    if want[1]:
+        dt = (1 - x).log().clamp_min(-100) - x.log().clamp_min(-100)
+        dt = dt * w if w is not None else dt
+    return dx, dt
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    x, t = input._data, target._data
+    if ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):  # log(0) is clamped to -100, as torch does
+        loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
+    if weight is not None:
+        weight = weight.expand(*input.shape)
+        loss = loss * weight._data
+    return _pointwise_loss("BinaryCrossEntropyBackward0", [input, target], loss.astype(x.dtype), reduction,
+                           _bce_derivatives, {"input": input, "target": target, "weight": weight})
+
+
+def _bce_logits_derivatives(node, want):
+    x, t, w, pw = node.saved("input"), node.saved("target"), node.saved("weight"), node.saved("pos_weight")
+    dx = dt = None
+    if want[0]:
+        dx = x.sigmoid() - t if pw is None else ((pw - 1) * t + 1) * x.sigmoid() - pw * t
+        dx = dx * w if w is not None else dx
+    if want[1]:
+        dt = -x if pw is None else (1 - pw) * _log_sigmoid(x) - x
+        dt = dt * w if w is not None else dt
+    return dx, dt
+
+
+def _log_sigmoid(x):
+    return -((-x.abs()).exp().log1p() + (-x).clamp_min(0))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    x, t = input._data, target._data
+    # log(sigmoid(x)) = -(log1p(exp(-|x|)) + max(-x, 0)): no overflow for large |x|
+    log_sig = -(np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+    loss = (1 - t) * x - log_sig
+    if weight is not None:
+        weight = weight.expand(*input.shape)
+        loss = loss * weight._data
+    return _pointwise_loss("BinaryCrossEntropyWithLogitsBackward0", [input, target], loss.astype(x.dtype), reduction,
+                           _bce_logits_derivatives,
+                           {"input": input, "target": target, "weight": weight, "pos_weight": pos_weight})
+
+
+# ---- negative log likelihood and cross entropy -----------------------------------------------------
+
+def _nll_backward(node, g):
+    coef = node.saved("coef")  # d loss / d input for a unit incoming gradient (zero off the target classes)
+    if node.saved("reduction") == "none":
+        g = g.reshape(node.saved("target_shape")).unsqueeze(node.saved("class_dim"))
+    return (coef * g,)
+
+
+def _check_target(input, target):
+    if input._data.ndim < 1:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target._dtype is not dtypes.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target._dtype.word}")
+    if input._data.ndim >= 2 and target._data.shape[:1] != input._data.shape[:1]:
+        raise ValueError(f"Expected input batch_size ({input._data.shape[0]}) to match target batch_size "
+                         f"({target._data.shape[0] if target._data.ndim else 1}).")
+    if input._data.ndim > 2 and target._data.shape[1:] != input._data.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    check_reduction(reduction)
+    _check_target(input, target)
+    class_dim = 1 if input._data.ndim >= 2 else 0
+    n_classes = input._data.shape[class_dim]
+    x = np.moveaxis(input._data, class_dim, -1).reshape(-1, n_classes)
+    t = target._data.reshape(-1)
+    ignored = t == ignore_index
+    bad = ~ignored & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {t[bad][0]} is out of bounds.")
+    safe_t = np.where(ignored, 0, t)
+    w = np.ones(n_classes, x.dtype) if weight is None else weight._data.astype(x.dtype)
+    wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
+    rows = np.arange(t.size)
+    losses = -wt * x[rows, safe_t]
+    # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
+    name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
+    view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
+    if reduction == "none":
+        data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else target._data.shape), 1
+    elif reduction == "sum":
+        data, scale = losses.sum(), 1
+    else:  # the weighted mean: an all-ignored batch gives 0/0 = nan, as in torch
+        total = wt.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            data, scale = losses.sum() / total, 1 / total
+    out = new_tensor(data, input._dtype)
+    if input._requires_grad:
+        coef = np.zeros_like(x)
+        with np.errstate(invalid="ignore"):  # an all-ignored mean: 0 * (1/0), nan as in torch
+            coef[rows, safe_t] = -wt * np.asarray(scale, x.dtype)
+        moved = np.moveaxis(input._data, class_dim, -1).shape
+        coef = np.moveaxis(coef.reshape(moved), -1, class_dim)
+        record(name, _nll_backward, [input], [out], {"coef": constant(np.ascontiguousarray(coef)), "reduction": reduction,
+                                                     "class_dim": class_dim, "target_shape": target._data.shape})
+    return out.reshape(target.shape) if view_back else out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 1 if input._data.ndim >= 2 else 0
+    logp = log_softmax(input, class_dim)
+    if target.shape == input.shape and target._dtype.is_floating_point:
+        return _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing, class_dim)
+    if target.shape == input.shape:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{target._dtype.word}")
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return loss
+    return _smoothed(loss, logp, target, weight, ignore_index, reduction, label_smoothing, class_dim)
+
+
+def _class_view(weight, ndim, class_dim):
+    """The class weights shaped to broadcast along the class dimension."""
+    return weight.reshape(*[-1 if d == class_dim else 1 for d in range(ndim)])
+
+
+def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothing, class_dim):
+    """torch's label smoothing for class indices: a mix of the nll loss and the (weighted) mean of -logp."""
+    n_classes = logp.shape[class_dim]
+    weighted = logp * _class_view(weight, logp.dim(), class_dim) if weight is not None else logp
+    ignore = target == ignore_index
+    smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = target._data[~ignore._data]
+            smooth = smooth.sum() / constant(weight._data[kept].sum().astype(weight._data.dtype))
+        else:
+            smooth = smooth.sum() / int((~ignore._data).sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing, class_dim):
+    n_classes = logp.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight is not None:
+        terms = terms * _class_view(weight, logp.dim(), class_dim)
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    total = -terms.sum()
+    return _divide_by_count(total, logp.numel() // n_classes) if reduction == "mean" else total
+
+
+def _divide_by_count_backward(node, g):
+    return (g / node.saved("count"),)
+
+
+def _divide_by_count(t, count):
+    """t / count, recorded as torch's C++ code records a division by a Scalar (DivBackward1)."""
+    out = new_tensor(t._data / np.asarray(count, t._data.dtype), t._dtype)
+    record("DivBackward1", _divide_by_count_backward, [t], [out], {"count": count})
+    return out

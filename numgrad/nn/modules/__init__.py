@@ -1,0 +1,8 @@
+"""The layer classes of numgrad.nn, one small file per family."""
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv2d, MaxPool2d
+from .dropout import Dropout
+from .linear import Embedding, Flatten, Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm

@@ -1,0 +1,60 @@
+"""Adam and AdamW (decoupled weight decay), with amsgrad."""
+import math
+
+import numpy as np
+
+from .. import creation, dtypes
+from ..kernels import optim_kernels
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+def _check(lr, eps, betas, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _check(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update(self, group, p, data, grad, state):
+        if not state:
+            # torch keeps the step count as a float32 0-d tensor
+            state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
+            state["exp_avg"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+            state["exp_avg_sq"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+        state["step"]._data[...] += 1
+        step = float(state["step"].item())
+        lr, wd = float(group["lr"]), float(group["weight_decay"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        decoupled = group["decoupled_weight_decay"]
+        vmax = state["max_exp_avg_sq"]._data.reshape(-1) if group["amsgrad"] else data[:0]
+        optim_kernels.run("adam", data, grad, state["exp_avg"]._data.reshape(-1), state["exp_avg_sq"]._data.reshape(-1),
+                          vmax, -(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2,
+                          math.sqrt(1 - beta2 ** step), float(group["eps"]), 0.0 if decoupled else wd,
+                          1.0 - lr * wd if decoupled else 1.0, bool(group["amsgrad"]), bool(group["maximize"]))
+
+
+class AdamW(Adam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -1,0 +1,139 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict; subclasses define _update."""
+import copy
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def flat(t):
+    """A flat view of a tensor's storage for the update kernels (a copy only if it is not contiguous)."""
+    return t._data.reshape(-1) if t._data.flags.c_contiguous else np.ascontiguousarray(t._data).reshape(-1)
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = {}
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got torch.{params.dtype.word}Tensor")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        params = param_group["params"]
+        param_group = dict(param_group)
+        param_group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in param_group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in existing for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g._data[...] = 0
+                    g._vc[0] += 1
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state.setdefault(p, {})
+                    data = flat(p)
+                    self._update(group, p, data, flat(p.grad), state)
+                    if not p._data.flags.c_contiguous:  # the kernel updated a copy: write it back
+                        p._data[...] = data.reshape(p._data.shape)
+                    p._vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
+        return loss
+
+    def _update(self, group, p, data, grad, state):
+        raise NotImplementedError
+
+    # ---- state -----------------------------------------------------------------------------------
+    def state_dict(self):
+        """torch's layout: parameters named by their position across groups."""
+        index, groups = {}, []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                             "group")
+        by_index = {i: p for s, g in zip(saved_groups, groups) for i, p in zip(s["params"], g["params"])}
+        self.state = {}
+        for key, value in state_dict["state"].items():
+            key = int(key)
+            if key in by_index:
+                p = by_index[key]
+                self.state[p] = {k: (_cast_like(v, p) if isinstance(v, Tensor) and k != "step" else copy.deepcopy(v))
+                                 for k, v in value.items()}
+        self.param_groups = [{**{k: v for k, v in s.items() if k != "params"}, "params": g["params"]}
+                             for s, g in zip(saved_groups, groups)]
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _cast_like(value, param):
+    data = np.array(value._data, dtype=param._data.dtype)
+    return Tensor._make(data, param._dtype)

@@ -1,0 +1,43 @@
+"""RMSprop, plain or centered, with momentum and weight decay."""
+import numpy as np
+
+from .. import creation, dtypes
+from ..kernels import optim_kernels
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
+
+    def _update(self, group, p, data, grad, state):
+        zeros = lambda: Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)  # noqa: E731
+        if not state:
+            state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
+            state["square_avg"] = zeros()
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = zeros()
+            if group["centered"]:
+                state["grad_avg"] = zeros()
+        state["step"]._data[...] += 1
+        empty = data[:0]
+        optim_kernels.run("rmsprop", data, grad, state["square_avg"]._data.reshape(-1),
+                          state["grad_avg"]._data.reshape(-1) if group["centered"] else empty,
+                          state["momentum_buffer"]._data.reshape(-1) if group["momentum"] > 0 else empty,
+                          -float(group["lr"]), float(group["alpha"]), 1.0 - float(group["alpha"]), float(group["eps"]),
+                          float(group["weight_decay"]), float(group["momentum"]), bool(group["centered"]),
+                          bool(group["maximize"]))

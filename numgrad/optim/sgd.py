@@ -1,0 +1,34 @@
+"""SGD with momentum, dampening, Nesterov momentum and weight decay."""
+import numpy as np
+
+from ..kernels import optim_kernels
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    def _update(self, group, p, data, grad, state):
+        momentum = float(group["momentum"])
+        buf = state.get("momentum_buffer")
+        first = buf is None
+        if momentum != 0 and first:
+            buf = state["momentum_buffer"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+        elif momentum == 0:
+            state.setdefault("momentum_buffer", None)
+        buf_data = buf._data.reshape(-1) if buf is not None else data[:0]
+        optim_kernels.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
+                          1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)

@@ -5,16 +5,16 @@ import functools
 
 import numpy as np
 
-from . import codegen
-from .cpu import LOOP_HEADERS, PARALLEL_MIN
+from . import codegen, threads
+from .cpu import LOOP_HEADER, PARALLEL_MIN
 
 # Scalars arrive as Python floats (float64) and are cast once to the parameter dtype, as torch casts a
 # Scalar argument to the tensor's type; `lerp` picks torch's formula by the weight.
 BODIES = {
-    "sgd": ("p, g, buf, n, neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first", """
+    "sgd": ("p, g, buf, neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first", """
     neg_lr, weight_decay = T(neg_lr), T(weight_decay)
     momentum, one_minus_dampening = T(momentum), T(one_minus_dampening)
-    for i in RANGE(n):
+    for i in range(start, stop):
         gi = -g[i] if maximize else g[i]
         if weight_decay != 0:
             gi = gi + weight_decay * p[i]
@@ -28,12 +28,12 @@ BODIES = {
             gi = gi + momentum * b if nesterov else b
         p[i] = p[i] + neg_lr * gi
 """),
-    "adam": ("p, g, m, v, vmax, n, neg_step_size, beta1_weight, beta2, one_minus_beta2, bias_correction2_sqrt, eps, "
+    "adam": ("p, g, m, v, vmax, neg_step_size, beta1_weight, beta2, one_minus_beta2, bias_correction2_sqrt, eps, "
              "weight_decay, decay_factor, amsgrad, maximize", """
     neg_step_size, w1, beta2, one_minus_beta2 = T(neg_step_size), T(beta1_weight), T(beta2), T(one_minus_beta2)
     bias_correction2_sqrt, eps, weight_decay, decay_factor = T(bias_correction2_sqrt), T(eps), T(weight_decay), T(decay_factor)
     w1_small = abs(w1) < T(0.5)
-    for i in RANGE(n):
+    for i in range(start, stop):
         gi = -g[i] if maximize else g[i]
         pi = p[i]
         if decay_factor != 1:  # AdamW: decoupled decay of the parameter itself
@@ -52,12 +52,12 @@ BODIES = {
         denom = math.sqrt(vi) / bias_correction2_sqrt + eps
         p[i] = pi + neg_step_size * mi / denom
 """),
-    "rmsprop": ("p, g, sq, gavg, buf, n, neg_lr, alpha, one_minus_alpha, eps, weight_decay, momentum, centered, "
+    "rmsprop": ("p, g, sq, gavg, buf, neg_lr, alpha, one_minus_alpha, eps, weight_decay, momentum, centered, "
                 "maximize", """
     neg_lr, alpha, w, eps = T(neg_lr), T(alpha), T(one_minus_alpha), T(eps)
     weight_decay, momentum = T(weight_decay), T(momentum)
     w_small = abs(w) < T(0.5)
-    for i in RANGE(n):
+    for i in range(start, stop):
         gi = -g[i] if maximize else g[i]
         if weight_decay != 0:
             gi = gi + weight_decay * p[i]
@@ -84,24 +84,21 @@ BODIES = {
 
 
 def kernel_source(name, dtype_name):
+    """kernel(start, stop, arrays..., scalars...) updating elements [start, stop)."""
     params, body = BODIES[name]
-    parts = [codegen.HEADER, f"\nT = np.{dtype_name}\n"]
-    for fn_name, (decorator, range_fn) in LOOP_HEADERS.items():
-        parts.append(f"\n\n{decorator}\ndef {fn_name}({params}):{body.replace('RANGE', range_fn)}")
-    return "".join(parts)
+    params = "start, stop, " + params
+    return f"{codegen.HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{body}"
 
 
 @functools.lru_cache(maxsize=None)
-def kernels(name, dtype_name):
-    module = codegen.load_module(f"optim_{name}_{dtype_name}", kernel_source(name, dtype_name))
-    return module.serial, module.parallel
+def kernel(name, dtype_name):
+    return codegen.load_module(f"optim_{name}_{dtype_name}", kernel_source(name, dtype_name)).kernel
 
 
 def run(name, p, *args):
     """Runs optimizer kernel `name` over flat contiguous arrays (the parameter first, then gradient and
-    state buffers), then the scalars; large parameters take the parallel loop."""
-    serial, parallel = kernels(name, p.dtype.name)
+    state buffers), then the scalars; large parameters are split over the threads."""
     n = p.size
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     scalars = [a for a in args if not isinstance(a, np.ndarray)]
-    (parallel if n >= PARALLEL_MIN else serial)(p, *arrays, n, *scalars)
+    threads.over(kernel(name, p.dtype.name), n, p, *arrays, *scalars, parallel=n >= PARALLEL_MIN)

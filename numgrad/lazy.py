@@ -11,10 +11,14 @@ import weakref
 
 import numpy as np
 
+from .kernels import codegen
+
 ENABLED = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
 EXPORTED = {}  # id(root array) -> weak reference to it: memory NumPy code may write to
+
+_FORCING = set()  # ids of expressions being computed right now
 
 KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dtype(np.float32): "float32",
                 np.dtype(np.float64): "float64"}
@@ -69,7 +73,7 @@ def before_access(arr):
     if refs:
         for ref in refs:
             expr = ref()
-            if expr is not None and expr.arr is None:
+            if expr is not None and expr.arr is None and id(expr) not in _FORCING:
                 expr.force()
 
 
@@ -90,11 +94,19 @@ class LazyExpr:
 
     def force(self):
         if self.arr is None:
-            from .kernels import fused
-            program = fused.Program(self.shape)
-            var = value_of(program, self)
-            (flat,) = fused.run_map(program, [var], [self.dtype.np])
-            self.arr = flat.reshape(self.shape)
+            if self.size == 1:  # one op on computed inputs: the op's own kernel (shared with unfused mode)
+                from .ops.elementwise import compute_now
+                _FORCING.add(id(self))  # reading the inputs must not compute this expression again
+                try:
+                    self.arr = compute_now(self.entry, self.args, self.compute, self.dtype, self.shape)
+                finally:
+                    _FORCING.discard(id(self))
+            else:
+                from .kernels import fused
+                program = fused.Program(self.shape)
+                var = value_of(program, self)
+                (flat,) = fused.run_map(program, [var], [self.dtype.np])
+                self.arr = flat.reshape(self.shape)
             self.args = None  # the inputs may be freed now
             users, self.users = self.users, None
             if users:  # pending results that read this one now read its array
@@ -155,8 +167,8 @@ def value_of(program, e, memo=None):
     mapping = []
     for a, nm in zip(e.args, entry.inputs):
         want = "bool_" if nm in entry.bool_inputs else compute_name
-        if nm in entry.scalar_only:  # exponents and clamp bounds are part of the kernel's code
-            mapping.append((nm, repr(a), None))
+        if nm in entry.scalar_only and a in codegen.POW_FORMS and not isinstance(a, bool):
+            mapping.append((nm, repr(a), None))  # x ** 2 and the like become products in the code
         elif hasattr(a, "_lazy"):
             mapping.append((nm, tensor_value(program, a, memo), want))
         else:
@@ -184,10 +196,10 @@ def pending(t):
     return e if e.arr is None else None
 
 
-def sum_region(t, split=0):
-    """Sums tensor `t` over its dims from `split` on in one fused pass (float64 accumulator, as sum
-    does); a pending `t` is computed inside the pass and never stored."""
+def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
+    """Folds tensor `t` (sum, max or min) over its dims from `split` on in one pass with several
+    accumulators; a pending `t` is computed inside the pass and never stored."""
     from .kernels import fused
     program = fused.Program(t._shape)
     var = tensor_value(program, t, program.memo)
-    return fused.run_sum(program, var, "float64", split)
+    return fused.run_fold(program, var, acc_dtype, split, kind)

@@ -123,9 +123,11 @@ def test_reductions_of_regions(dim, keepdim, fusion):
     check(fn, rand(3, 4, 5))
 
 
-def test_large_regions_run_on_threads(fusion):
-    n = lazy and 3 * (1 << 16) + 5  # above PARALLEL_MIN, an uneven split
-    check(lambda lib, x, b: ((x + b) * x).tanh().sum() + (x * 3).sum(-1).sum(), rand(3, n // 3), rand(n // 3))
+@pytest.mark.parametrize("rows", [3, 64])  # fewer rows than threads (split inside rows) and more
+def test_large_regions_run_on_threads(fusion, rows):
+    n = 3 * (1 << 16) + 5 - (3 * (1 << 16) + 5) % rows  # above PARALLEL_MIN and BROADCAST_MIN: rows and columns
+    check(lambda lib, x, b, c: ((x + b) * x - c).tanh().sum() + (x * 3 + c).sum(-1).sum() + ((x - c) * b).exp().mean(),
+          rand(rows, n // rows), rand(n // rows), rand(rows, 1) * 0.1, rtol=2e-5)
 
 
 def test_retain_grad_and_hooks_inside_region(fusion):

@@ -5,7 +5,7 @@ values the nodes saved (a pending saved value was never stored at all)."""
 import numpy as np
 
 from .. import lazy
-from ..kernels import fused
+from ..kernels import codegen, fused
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor import Tensor
 
@@ -71,8 +71,8 @@ def run(nodes, g, buffers):
         mapping = [("g", gvar, compute)]
         for nm, attr in zip(plan.used, plan.saved_attrs):
             value = node.saved(attr)
-            if nm in node.entry.scalar_only:
-                mapping.append((nm, repr(value), None))
+            if nm in node.entry.scalar_only and value in codegen.POW_FORMS and not isinstance(value, bool):
+                mapping.append((nm, repr(value), None))  # as lazy.value_of: small exponents in the code
             else:
                 want = "bool_" if nm in node.entry.bool_inputs else compute
                 var = lazy.tensor_value(program, value, program.memo) if isinstance(value, Tensor) \

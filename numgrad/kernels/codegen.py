@@ -55,7 +55,15 @@ def lower(expr, array_names, scalar_names, dtype_name):
     return ast.unparse(tree)
 
 
-HEADER = "import math\nimport numpy as np\nfrom numba import njit\nfrom numgrad.kernels.scalar_math import *\n"
+def _helpers_digest():
+    """A digest of scalar_math.py: Numba's cache does not notice when an inlined helper changes, so the
+    helpers' digest is part of every generated source (and of its file name)."""
+    with open(os.path.join(os.path.dirname(__file__), "scalar_math.py"), "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()[:12]
+
+
+HEADER = (f"# helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import njit\n"
+          "from numgrad.kernels.scalar_math import *\n")
 
 
 def elementwise_source(inputs, is_array, outputs, dtype_name, header):
@@ -150,7 +158,7 @@ def kernel(t0, t1, x, out, idx, outer, K, inner, B):
 
 # torch's pow kernel computes these exponents without pow(): matching it keeps results bit-close and the
 # loop free of library calls (which block SIMD)
-_POW_FORMS = {1: "a", 2: "a * a", 3: "a * a * a", 0.5: "math.sqrt(a)", -0.5: "1 / math.sqrt(a)", -1: "1 / a",
+POW_FORMS = {1: "a", 2: "a * a", 3: "a * a * a", 0.5: "math.sqrt(a)", -0.5: "1 / math.sqrt(a)", -1: "1 / a",
               -2: "1 / (a * a)"}
 
 
@@ -179,8 +187,8 @@ class _Substitute(ast.NodeTransformer):
         if _is_number(node.left) and _is_number(node.right) and not isinstance(node.op, ast.Pow):
             value = eval(compile(ast.Expression(node), "<fold>", "eval"))
             return ast.copy_location(ast.Constant(value), node)
-        if isinstance(node.op, ast.Pow) and _is_number(node.right) and node.right.value in _POW_FORMS:
-            form = ast.parse(_POW_FORMS[node.right.value], mode="eval").body
+        if isinstance(node.op, ast.Pow) and _is_number(node.right) and node.right.value in POW_FORMS:
+            form = ast.parse(POW_FORMS[node.right.value], mode="eval").body
             return _Replace(node.left).visit(form)
         return node
 

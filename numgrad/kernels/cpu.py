@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import codegen, threads
+from . import codegen, pool, threads
 from .threads import PARALLEL_MIN
 
 # error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
@@ -32,7 +32,7 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     is_array = tuple([a.__class__ is np.ndarray for a in args])
     kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
     if outs is None:
-        outs = [np.empty(n, d) for d in out_dtypes]
+        outs = [pool.empty(n, d) for d in out_dtypes]
     if n:
         threads.over(kernel, n, *args, *outs, parallel=n >= PARALLEL_MIN)
     return outs

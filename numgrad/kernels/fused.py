@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 
-from . import codegen, threads
+from . import codegen, pool, threads
 from .threads import PARALLEL_MIN
 DECORATOR = "@njit(cache=True, nogil=True, error_model='numpy')"
-LANES = 4  # independent accumulators in a fused sum: breaks the add latency chain
+BROADCAST_MIN = 1 << 14  # below this many elements broadcast inputs are expanded (fewer kernel variants)
+LANES = 4  # independent accumulators in a fused sum: they break the chain of dependent adds
 
 
 SCALAR_TYPES = {"bool_": np.bool_, "int64": np.int64, "float32": np.float32, "float64": np.float64}
@@ -94,6 +95,12 @@ class Program:
         args = _flat_args(self.leaves, shape)
         if args is not None:  # the usual region: inputs of its own shape
             return (1, n, args) if split is None else (math.prod(shape[:split]), math.prod(shape[split:]), args)
+        if n < BROADCAST_MIN and split is None:  # small: copy broadcast inputs, one kernel for every pattern
+            for leaf in self.leaves:
+                if leaf.kind != "scalar":
+                    leaf.kind = "full"
+            return 1, n, [np.ascontiguousarray(np.broadcast_to(leaf.value, shape), dtype=leaf.dtype).reshape(-1)
+                          if leaf.kind == "full" else leaf.value for leaf in self.leaves]
         effective = []
         for leaf in self.leaves:
             if leaf.kind == "scalar":
@@ -186,34 +193,57 @@ def map_source(program, outputs):
             "            i = base + j\n" + "\n".join(body) + "\n")
 
 
-def sum_source(program, var, acc_dtype):
-    """fold(i0, i1, ...) sums `var` over flat positions [i0, i1) with LANES accumulators (full leaves
-    are read at i, row leaves at i - i0, column leaves are scalars); rows(o0, o1, K, ...) folds rows
-    o0..o1 of length K."""
-    def load(k, leaf, u):
-        return {"full": f"L{k}[i + {u}]", "row": f"L{k}[i + {u} - i0]"}.get(leaf.kind)
+FOLD_BLOCK = 512  # values computed (vectorised) into a buffer, then summed with LANES accumulators
 
-    def lane_body(u, indent):
-        pad = " " * indent
-        lines = [f"{pad}l{k} = {load(k, leaf, u)}" for k, leaf in enumerate(program.leaves) if load(k, leaf, u)]
-        lines += [f"{pad}{v} = {code}" for v, code in program.code()]
-        return "\n".join(lines) + f"\n{pad}acc{u} += np.{acc_dtype}({var})\n"
-    unrolled = "".join(lane_body(u, 8) for u in range(LANES))
-    tail = lane_body(0, 8)
-    fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}"
-                            for k, leaf in enumerate(program.leaves))
-    rows_params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(program.leaves))
+
+# How a fold starts, folds one buffered value into lane accumulator `s` and lanes into `acc`, and ends.
+# max/min ignore NaN in the (vectorised) comparisons and count NaNs on the side: any NaN wins, as in torch.
+FOLDS = {
+    "sum": dict(init="np.{acc}(0)", lane="s{u} += x", merge="acc += s{u}", result="acc"),
+    "max": dict(init="np.{acc}(-np.inf)", lane="s{u} = x if x > s{u} else s{u}\n{pad}q{u} += x != x",
+                merge="acc = s{u} if s{u} > acc else acc\n{pad}nans += q{u}", result="np.{acc}(np.nan) if nans else acc"),
+    "min": dict(init="np.{acc}(np.inf)", lane="s{u} = x if x < s{u} else s{u}\n{pad}q{u} += x != x",
+                merge="acc = s{u} if s{u} < acc else acc\n{pad}nans += q{u}", result="np.{acc}(np.nan) if nans else acc"),
+}
+
+
+def fold_source(program, var, acc_dtype, kind="sum"):
+    """fold(i0, i1, buf, ...) folds (sums, or takes the max or min of) `var` over flat positions [i0, i1)
+    (full leaves are read at i, row leaves at i - i0, column leaves are scalars): block by block, the
+    values go to `buf` in a loop LLVM vectorises (a loop that also folds would run exp and tanh scalar),
+    then LANES accumulators fold them. total(i0, i1, ...) and rows(o0, o1, K, ...) (one fold per row of
+    length K) give it a buffer."""
+    def load(k, leaf):
+        return {"full": f"L{k}[i]", "row": f"L{k}[i - i0]"}.get(leaf.kind)
+
+    leaves, f = program.leaves, FOLDS[kind]
+    pad = " " * 12
+    body = [f"{pad}l{k} = {load(k, leaf)}" for k, leaf in enumerate(leaves) if load(k, leaf)]
+    body += [f"{pad}{v} = {code}" for v, code in program.code()]
+    fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}" for k, leaf in enumerate(leaves))
+    params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(leaves))
     per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")
-                        for k, leaf in enumerate(program.leaves))
-    zero = f"np.{acc_dtype}(0)"
-    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, {fold_params}):\n"
-            + "".join(f"    acc{u} = {zero}\n" for u in range(LANES))
-            + f"    m = i0 + (i1 - i0) // {LANES} * {LANES}\n"
-            f"    for i in range(i0, m, {LANES}):\n{unrolled}"
-            f"    for i in range(m, i1):\n{tail}"
-            f"    return {' + '.join(f'acc{u}' for u in range(LANES))}\n\n\n"
-            f"{DECORATOR}\ndef rows(o0, o1, K, {rows_params}, out):\n"
-            f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, {per_row})\n")
+                        for k, leaf in enumerate(leaves))
+    init = f["init"].format(acc=acc_dtype)
+    lanes = "".join(f"            x = buf[k + {u}]\n            " + f["lane"].format(u=u, pad=pad) + "\n"
+                    for u in range(LANES))
+    starts = "".join(f"        s{u} = {init}\n        q{u} = 0\n" for u in range(LANES))
+    merges = "".join("        " + f["merge"].format(u=u, pad="        ") + "\n" for u in range(LANES))
+    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, buf, {fold_params}):\n"
+            f"    acc = {init}\n    nans = 0\n"
+            f"    for b in range(i0, i1, {FOLD_BLOCK}):\n"
+            f"        e = min(b + {FOLD_BLOCK}, i1)\n"
+            f"        for i in range(b, e):\n" + "\n".join(body) + f"\n{pad}buf[i - b] = {var}\n"
+            + starts + f"        m = (e - b) // {LANES} * {LANES}\n"
+            f"        for k in range(0, m, {LANES}):\n{lanes}"
+            f"        for k in range(m, e - b):\n            x = buf[k]\n            "
+            + f["lane"].format(u=0, pad=pad) + "\n" + merges
+            + f"    return {f['result'].format(acc=acc_dtype)}\n\n\n"
+            f"{DECORATOR}\ndef total(i0, i1, {params}):\n"
+            f"    return fold(i0, i1, np.empty({FOLD_BLOCK}, np.{acc_dtype}), {params})\n\n\n"
+            f"{DECORATOR}\ndef rows(o0, o1, K, {params}, out):\n"
+            f"    buf = np.empty({FOLD_BLOCK}, np.{acc_dtype})\n"
+            f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, buf, {per_row})\n")
 
 
 _kernels = {}
@@ -233,7 +263,7 @@ def run_map(program, outputs, out_dtypes):
     outer, inner, args = program.layout()
     module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
     n = outer * inner
-    outs = [np.empty(n, d) for d in out_dtypes]
+    outs = [pool.empty(n, d) for d in out_dtypes]
     kernel, parts = module.kernel, threads.count()
     if n < PARALLEL_MIN or parts == 1:
         kernel(0, outer, 0, inner, inner, *args, *outs)
@@ -246,18 +276,26 @@ def run_map(program, outputs, out_dtypes):
     return outs
 
 
-def run_sum(program, var, acc_dtype, split=0):
-    """Sums `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
-    array with one sum per position of the dims before it."""
+_COMBINE = {"sum": sum, "max": lambda parts: _select(parts, max), "min": lambda parts: _select(parts, min)}
+
+
+def _select(parts, pick):
+    return parts[0] * np.nan if any(p != p for p in parts) else pick(parts)
+
+
+def run_fold(program, var, acc_dtype, split=0, kind="sum"):
+    """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
+    array with one result per position of the dims before it."""
     outer, inner, args = program.layout(split)
-    module = compiled("sum", program, (var, acc_dtype, split == 0),
-                      lambda: sum_source(program, var, acc_dtype))
+    module = compiled(f"{kind}", program, (var, acc_dtype, split == 0),
+                      lambda: fold_source(program, var, acc_dtype, kind))
     n = outer * inner
     parallel = n >= PARALLEL_MIN and threads.count() > 1
     if split == 0:
         if not parallel:
-            return module.fold(0, n, *args)
-        return sum(threads.run([lambda a=a, b=b: module.fold(a, b, *args) for a, b in threads.split(n, threads.count())]))
+            return module.total(0, n, *args)
+        return _COMBINE[kind](threads.run([lambda a=a, b=b: module.total(a, b, *args)
+                                           for a, b in threads.split(n, threads.count())]))
     out = np.empty(outer, acc_dtype)
     threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
     return out

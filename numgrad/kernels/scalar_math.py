@@ -41,8 +41,9 @@ def minimum(x, y):
 
 # ---- float32 exp and tanh that vectorise --------------------------------------------------------
 # Without SVML, math.exp/math.tanh stay scalar library calls and keep the loop around them from using
-# SIMD. These are Cephes' expf and tanhf (within 2 ulp of the exact result, like torch's Sleef ones),
-# written with selects and an integer-to-float bit cast only, so LLVM vectorises them.
+# SIMD. These use only arithmetic, min/max, selects and an integer-to-float bit cast, so LLVM vectorises
+# them: exp is Cephes' expf (under 1 ulp), tanh Eigen's rational approximation (under 5 ulp, about 3e-7
+# relative; torch's own vectorised float tanh is within 1 ulp, so both sit well inside float32 tolerances).
 
 @intrinsic
 def _pow2(typingctx, n):
@@ -55,32 +56,38 @@ def _pow2(typingctx, n):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def exp_f32(x):
-    big = x > np.float32(88.72283)
-    small = x < np.float32(-103.972084)
-    xc = np.float32(0) if (big or small or x != x) else x
-    fx = math.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
+    xc = min(max(x, np.float32(-103.972084)), np.float32(88.72283))
+    fx = np.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
     r = xc - fx * np.float32(0.693359375) + fx * np.float32(2.12194440e-4)
-    z = r * r
     y = ((((np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)) * r + np.float32(8.3334519073e-3)) * r
           + np.float32(4.1665795894e-2)) * r + np.float32(1.6666665459e-1)) * r + np.float32(5.0000001201e-1)
-    y = y * z + r + np.float32(1)
+    y = y * (r * r) + r + np.float32(1)
     n = np.int32(fx)
     half = n >> 1  # two factors keep each power normal, so results below 2**-126 underflow gradually
     y = y * _pow2(half) * _pow2(n - half)
-    if x != x:
-        return x
-    return np.float32(np.inf) if big else (np.float32(0) if small else y)
+    y = np.float32(np.inf) if x > np.float32(88.72283) else y
+    y = np.float32(0) if x < np.float32(-103.972084) else y
+    return x if x != x else y
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def tanh_f32(x):
-    ax = abs(x)
-    z = x * x
-    p = ((((np.float32(-5.70498872745e-3) * z + np.float32(2.06390887954e-2)) * z - np.float32(5.37397155531e-2)) * z
-          + np.float32(1.33314422036e-1)) * z - np.float32(3.33332819422e-1)) * z * x + x
-    e = exp_f32(np.float32(2) * ax)
-    t = np.float32(1) - np.float32(2) / (e + np.float32(1))
-    return p if ax < np.float32(0.625) or x != x else (t if x > 0 else -t)
+    c = np.float32(7.99881172180175781)
+    xc = min(max(x, -c), c)
+    x2 = xc * xc
+    p = x2 * np.float32(-2.76076847742355e-16) + np.float32(2.00018790482477e-13)
+    p = x2 * p + np.float32(-8.60467152213735e-11)
+    p = x2 * p + np.float32(5.12229709037114e-08)
+    p = x2 * p + np.float32(1.48572235717979e-05)
+    p = x2 * p + np.float32(6.37261928875436e-04)
+    p = x2 * p + np.float32(4.89352455891786e-03)
+    q = x2 * np.float32(1.19825839466702e-06) + np.float32(1.18534705686654e-04)
+    q = x2 * q + np.float32(2.26843463243900e-03)
+    q = x2 * q + np.float32(4.89352518554385e-03)
+    t = xc * p / q
+    t = x if abs(x) < np.float32(0.0004) else t  # tanh(x) rounds to x there (and keeps -0.0)
+    t = math.copysign(np.float32(1), x) if abs(x) > np.float32(9.01) else t  # where float32 tanh is exactly 1
+    return x if x != x else t
 
 
 @njit(cache=True, inline="always", error_model="numpy")

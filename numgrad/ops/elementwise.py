@@ -132,18 +132,23 @@ def apply(name, *args):
     n = math.prod(shape)
     result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape) if lazy.ENABLED and n else None
     if result is None:
-        np_dtype = compute.np
-        kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype)
-                 for a, nm in zip(args, entry.inputs)]
-        (flat,) = cpu.run_elementwise(name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                      _KERNEL_DTYPE[np_dtype])
-        result = Tensor._make(flat.reshape(shape), out_dtype)
+        result = Tensor._make(compute_now(entry, args, compute, out_dtype, shape), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad:
                 node_class(name)(entry, args, result, compute)
                 break
     return result
+
+
+def compute_now(entry, args, compute, out_dtype, shape):
+    """The op's values as an array, by its own (unfused) kernel."""
+    n = math.prod(shape)
+    np_dtype = compute.np
+    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype) for a, nm in zip(args, entry.inputs)]
+    (flat,) = cpu.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                                  _KERNEL_DTYPE[np_dtype])
+    return flat.reshape(shape)
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,6 +9,7 @@ from .. import dtypes, lazy
 from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.node import record
 from ..kernels import cpu
+from ..kernels import softmax as softmax_kernels
 from ..tensor import Tensor
 from .shape import wrap_dim
 from .table import REDUCTIONS
@@ -84,11 +85,12 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     shape = t._shape
     if any(shape[a] == 0 for a in axes):
         values = np.zeros(_kept_shape(shape, axes, False), out_dtype.np)
-    elif axes and out_dtype.is_floating_point and t._dtype.is_floating_point and lazy.ENABLED and \
-            axes == tuple(range(axes[0], len(shape))):
+    elif axes and lazy.ENABLED and axes == tuple(range(axes[0], len(shape))) and \
+            out_dtype.is_floating_point == t._dtype.is_floating_point:
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
-        # inside that pass, never stored
-        values = np.asarray(lazy.sum_region(t, axes[0])).reshape(_kept_shape(shape, axes, False))
+        # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
+        acc = "float64" if out_dtype.is_floating_point else "int64"
+        values = np.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
@@ -162,13 +164,13 @@ def prod(t, dim=None, keepdim=False, dtype=None):
 
 def _check_nonempty(t, axes, op, whole):
     """torch's errors for selecting from nothing, worded for the op the user called."""
-    if whole and t._data.size == 0:
+    if whole and 0 in t._shape:
         if op in ("argmax", "argmin"):
             raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
         raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                            "Specify the reduction dim with the 'dim' argument.")
     for a in axes:
-        if t._data.shape[a] == 0:
+        if t._shape[a] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
 
 
@@ -177,6 +179,11 @@ def _select(name, t, axes, op, whole, want_index=False):
     if op in ("argmax", "argmin") and t._dtype is dtypes.bool_:
         raise RuntimeError(f"{op}(): does not support bool input")
     _check_nonempty(t, axes, op, whole)
+    shape = t._shape
+    if not want_index and axes and t._dtype.is_floating_point and lazy.ENABLED and \
+            axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
+        values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
+        return np.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
 
 
@@ -396,12 +403,23 @@ def logsumexp(t, dim, keepdim=False):
 
 def _softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
+    if _row_kernel_applies(out, d):
+        return (_result(softmax_kernels.backward(g._data.astype(out._dtype.np, copy=False), out._data, False), out._dtype),)
     return (out * (g - sum(g * out, d, keepdim=True)),)
 
 
 def _log_softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
+    if _row_kernel_applies(out, d):
+        return (_result(softmax_kernels.backward(g._data.astype(out._dtype.np, copy=False), out._data, True), out._dtype),)
     return (g - out.exp() * sum(g, d, keepdim=True),)
+
+
+def _row_kernel_applies(t, d):
+    """The last-dim row kernels serve float tensors outside create_graph (which needs tensor ops)."""
+    shape = t._shape
+    return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and \
+        t._dtype.is_floating_point
 
 
 def _softmax_dtype(t, dtype, dim, log):
@@ -416,13 +434,16 @@ def _softmax_dtype(t, dtype, dim, log):
 
 def softmax(t, dim, dtype=None, _log=False):
     t = _softmax_dtype(t, dtype, dim, _log)
-    d = wrap_dim(dim, t._data.ndim)
+    d = wrap_dim(dim, len(t._shape))
     with no_grad():
-        shifted = t - amax(t, d, keepdim=True)
-        e = shifted.exp()
-        s = sum(e, d, keepdim=True)
-        out = shifted - s.log() if _log else e / s
-    out = _result(out._data, t._dtype)
+        if _row_kernel_applies(t, d):
+            out = _result(softmax_kernels.forward(t._data, _log), t._dtype)
+        else:
+            shifted = t - amax(t, d, keepdim=True)
+            e = shifted.exp()
+            s = sum(e, d, keepdim=True)
+            out = shifted - s.log() if _log else e / s
+            out = _result(out._data, t._dtype)
     record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
            _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
     return out

@@ -119,7 +119,7 @@ class LazyExpr:
 def defer(tensor_cls, entry, args, compute, out_dtype, shape):
     """A pending result of `entry` on `args`, or None when it must run now (an input NumPy code can
     write to, or a region grown too large)."""
-    size = 1
+    size, pending_inputs, arrays = 1, [], []
     for a in args:
         if isinstance(a, tensor_cls):
             arr = a._arr
@@ -127,29 +127,25 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape):
                 e = a._lazy
                 if e.arr is None:
                     size += e.size
+                    pending_inputs.append(e)
                     continue
                 arr = e.arr
             if EXPORTED and is_exported(arr):
                 return None
+            arrays.append(arr)
     if size > MAX_REGION:
         return None
     e = LazyExpr()
     e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users = \
         entry, args, compute, out_dtype, shape, size, None, None
     ref = weakref.ref(e)
-    for a in args:
-        if isinstance(a, tensor_cls):
-            arr = a._arr
-            if arr is None:
-                pending = a._lazy
-                if pending.arr is None:
-                    if pending.users is None:
-                        pending.users = [ref]
-                    else:
-                        pending.users.append(ref)
-                    continue
-                arr = pending.arr
-            _register(id(root(arr)), ref)
+    for pending_input in pending_inputs:  # when it is computed, its readers move to its array
+        if pending_input.users is None:
+            pending_input.users = [ref]
+        else:
+            pending_input.users.append(ref)
+    for arr in arrays:
+        _register(id(root(arr)), ref)
     t = tensor_cls._make(None, out_dtype)
     t._lazy = e
     return t

@@ -60,10 +60,11 @@ def test_trajectory_matches_torch(case, dtype):
         # compiler fuses some multiply-adds, Numba does not) grow to 1e-3 within 20 steps; float64 shows
         # the formula is the same
         kwargs = dict(kwargs, alpha=0.9)
-    if name == "RMSprop" and dtype == "float32":
+    if name in ("RMSprop", "Adam", "AdamW") and dtype == "float32":
         # a gradient near eps (1e-8) makes g / (sqrt(avg) + eps) as sensitive as 0/0: the last-bit
-        # differences of the two BLAS libraries' matmul sums (which vary from run to run with threads)
-        # reach 1e-4 in one step; a larger eps keeps the float32 comparison about the formula
+        # differences of the two BLAS libraries' matmul sums (torch's vary from process to process with
+        # buffer alignment) reach 1e-3 in one step; a larger eps keeps the float32 comparison about the
+        # formula, and float64 checks the default eps
         kwargs = dict(kwargs, eps=1e-3)
     ours, theirs = twin(mlp)
     getattr(ours, {"float32": "float", "float64": "double"}[dtype])()
@@ -78,7 +79,8 @@ def test_trajectory_matches_torch(case, dtype):
         X = x_saved
     # float64: the two BLAS libraries sum matmuls in different orders, and not always the same order
     # from one run to the next; 20 steps of centered RMSprop amplify those last-bit differences to 1e-13
-    tol = dict(rtol=2e-5, atol=2e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-11)
+    # float32: 20 steps of centered RMSprop still amplify those differences to ~3e-5 now and then
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-11)
     np.testing.assert_allclose(our_losses, their_losses, **tol)
     for step, (a, b) in enumerate(zip(our_params, their_params)):
         for pa, pb in zip(a, b):

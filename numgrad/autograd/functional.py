@@ -68,3 +68,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+def zero_grads(params, set_to_none=True):
+    """Module.zero_grad / Optimizer.zero_grad: drop each `.grad`, or zero it in place (detached)."""
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        g._data[...] = 0
+        g._vc[0] += 1

@@ -5,10 +5,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import no_grad
 from ..autograd.node import record
 from ..ops.reduction import log_softmax
-from ..tensor import Tensor
 from ._common import check_reduction, constant, new_tensor, wants
 
 

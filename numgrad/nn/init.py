@@ -118,5 +118,15 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 
 
+def reset_weight_and_bias(weight, bias):
+    """Linear's and Conv's reset_parameters as torch writes them: kaiming_uniform with a=sqrt(5), i.e.
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)), for the weight, and the same bound for the bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)
+
+
 def _rng():
     return generator()

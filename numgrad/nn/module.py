@@ -5,6 +5,7 @@ import weakref
 
 import numpy as np
 
+from ..autograd.functional import zero_grads
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, check_device
 from .parameter import Parameter
@@ -266,19 +267,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                g = p.grad
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g._data[...] = 0
-                g._vc[0] += 1
+        zero_grads(self.parameters(), set_to_none)
 
     # ---- dtype and device ------------------------------------------------------------------------
     def _apply(self, fn):

@@ -4,7 +4,21 @@ import operator
 from ..module import Module
 
 
-class Sequential(Module):
+class _Numbered(Module):
+    """Submodules named 0, 1, 2, ...: length, iteration and append shared by Sequential and ModuleList."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_Numbered):
     def __init__(self, *args):
         super().__init__()
         if len(args) == 1 and isinstance(args[0], dict):
@@ -37,23 +51,13 @@ class Sequential(Module):
         # torch renumbers the remaining modules
         self.__dict__["_modules"] = {str(i): m for i, m in enumerate(self._modules.values())}
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
     def forward(self, input):
         for module in self._modules.values():
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_Numbered):
     def __init__(self, modules=None):
         super().__init__()
         for module in modules or ():
@@ -66,16 +70,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx, module):
         setattr(self, list(self._modules.keys())[idx], module)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules):
         for module in modules:

@@ -1,11 +1,10 @@
 """Conv2d and MaxPool2d."""
-import math
 
 from .. import functional as F
 from .. import init
 from .._common import pair
 from ..module import Module
-from ._factory import empty_parameter
+from .linear import add_weight_and_bias
 
 
 class Conv2d(Module):
@@ -24,21 +23,10 @@ class Conv2d(Module):
         self.kernel_size, self.stride, self.dilation = pair(kernel_size), pair(stride), pair(dilation)
         self.padding = padding if isinstance(padding, str) else pair(padding)
         self.padding_mode = padding_mode
-        self.weight = empty_parameter(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype,
-                                      device=device)
-        if bias:
-            self.bias = empty_parameter(out_channels, dtype=dtype, device=device)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias, dtype, device)
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init.reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

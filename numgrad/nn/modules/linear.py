@@ -1,5 +1,4 @@
 """Linear, Embedding, and the shape-only layers Flatten and Identity."""
-import math
 
 from .. import functional as F
 from .. import init
@@ -15,24 +14,24 @@ class Identity(Module):
         return input
 
 
+def add_weight_and_bias(module, weight_shape, bias, dtype, device):
+    """Registers `weight` and `bias` (or bias None) as Linear and Conv do, then initialises them."""
+    module.weight = empty_parameter(*weight_shape, dtype=dtype, device=device)
+    if bias:
+        module.bias = empty_parameter(weight_shape[0], dtype=dtype, device=device)
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = empty_parameter(out_features, in_features, dtype=dtype, device=device)
-        if bias:
-            self.bias = empty_parameter(out_features, dtype=dtype, device=device)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, (out_features, in_features), bias, dtype, device)
 
     def reset_parameters(self):
-        # torch's choice: kaiming_uniform with a=sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init.reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

@@ -192,6 +192,33 @@ def pending(t):
     return e if e.arr is None else None
 
 
+def write_pending_into(result, target):
+    """Computes pending tensor `result` straight into `target`'s storage (same shape and dtype,
+    C-contiguous) when its region reads that storage only at the element it writes; False otherwise."""
+    e = pending(result)
+    arr = target._arr
+    if e is None or arr is None or e.size == 1 or result._dtype is not target._dtype or \
+            e.shape != arr.shape or not arr.flags.c_contiguous or 0 in arr.shape:
+        return False
+    _FORCING.add(id(e))
+    try:
+        arr = target._data  # computes the other pending readers of this storage first
+    finally:
+        _FORCING.discard(id(e))
+    from .kernels import fused
+    program = fused.Program(e.shape)
+    var = value_of(program, e)
+    flat = arr.reshape(-1)
+    for leaf in program.leaves:  # reading the target elsewhere than at i would see values already written
+        if leaf.kind != "scalar" and np.shares_memory(leaf.value, arr) and \
+                not (leaf.value.shape == arr.shape and leaf.value.strides == arr.strides and
+                     leaf.value.ctypes.data == arr.ctypes.data):
+            return False
+    fused.run_map(program, [var], [e.dtype.np], outs=[flat])
+    e.arr, e.args = arr, None
+    return True
+
+
 def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
     """Folds tensor `t` (sum, max or min) over its dims from `split` on in one pass with several
     accumulators; a pending `t` is computed inside the pass and never stored."""

@@ -388,6 +388,9 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
         node = result._grad_fn
+        if node is None and lazy.write_pending_into(result, self):
+            self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy
+            return self
         if node is not None:
             _keep_saved_originals(node, self)
         np.copyto(self._data, result._data, casting="unsafe")

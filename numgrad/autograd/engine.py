@@ -175,7 +175,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             if any(g is not None for g in grad_list):
                 results = node.apply(grad_list)
                 if fuse:
-                    _own_pending(results, grad_list)
+                    _own_new_results(node, results, grad_list)
             else:
                 results = [None] * len(node.next_functions)
             if node._post_hooks:
@@ -211,12 +211,25 @@ def _recorded_copy(g):
     return out
 
 
-def _own_pending(results, grads):
-    """A pending result was made by the node's backward (it is not one of the incoming gradients):
-    the engine holds the only reference, so AccumulateGrad may keep it once computed."""
+def _own_new_results(node, results, grads):
+    """Results the node's backward made just now (pending ones, or arrays that are nobody's view and are
+    neither an incoming gradient nor a saved tensor) are held by the engine alone: AccumulateGrad may
+    keep them as `.grad` instead of copying."""
     for r in results:
-        if r is not None and r._arr is None and not any(r is g for g in grads):
+        if r is None or r._fresh or any(r is g for g in grads):
+            continue
+        arr = r._arr
+        if arr is None:
             r._fresh = True
+        elif arr.base is None and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads) \
+                and not any(_holds(v, arr) for v in node._saved.values()):
+            r._fresh = True
+
+
+def _holds(saved, arr):
+    """Whether a node's saved value (a SavedTensor, or a plain value) refers to array `arr`."""
+    t = getattr(saved, "tensor", None)
+    return getattr(saved, "data", None) is arr or (t is not None and t._arr is arr)
 
 
 def _disown_repeated(results):

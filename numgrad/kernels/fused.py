@@ -258,12 +258,14 @@ def compiled(kind, program, outputs, source_fn):
 
 
 # ---- running ------------------------------------------------------------------------------------
-def run_map(program, outputs, out_dtypes):
-    """Evaluates the program over the region; `outputs` are vars. Returns flat arrays."""
+def run_map(program, outputs, out_dtypes, outs=None):
+    """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:
+    flat arrays to write)."""
     outer, inner, args = program.layout()
     module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
     n = outer * inner
-    outs = [pool.empty(n, d) for d in out_dtypes]
+    if outs is None:
+        outs = [pool.empty(n, d) for d in out_dtypes]
     kernel, parts = module.kernel, threads.count()
     if n < PARALLEL_MIN or parts == 1:
         kernel(0, outer, 0, inner, inner, *args, *outs)

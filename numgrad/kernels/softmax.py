@@ -7,47 +7,68 @@ import numpy as np
 from . import codegen, threads
 from .cpu import LOOP_HEADER
 
+# Loops that only map vectorise (exp included); sums and maxima use four independent lanes, since a
+# single float accumulator is a chain of dependent adds that keeps LLVM from vectorising the loop.
 _SOURCE = """
+{header}
+def _lanes_max(a, start, K):
+    m0 = m1 = m2 = m3 = np.{dt}(-np.inf)
+    q = K // 4 * 4
+    for j in range(start, start + q, 4):
+        m0 = a[j] if a[j] > m0 else m0
+        m1 = a[j + 1] if a[j + 1] > m1 else m1
+        m2 = a[j + 2] if a[j + 2] > m2 else m2
+        m3 = a[j + 3] if a[j + 3] > m3 else m3
+    for j in range(start + q, start + K):
+        m0 = a[j] if a[j] > m0 else m0
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    return m2 if m2 > m0 else m0
+
+
+{header}
+def _lanes_dot(a, b, start, K, use_b):
+    s0 = s1 = s2 = s3 = np.float64(0)
+    q = K // 4 * 4
+    for j in range(start, start + q, 4):
+        s0 += a[j] * (b[j] if use_b else np.{dt}(1))
+        s1 += a[j + 1] * (b[j + 1] if use_b else np.{dt}(1))
+        s2 += a[j + 2] * (b[j + 2] if use_b else np.{dt}(1))
+        s3 += a[j + 3] * (b[j + 3] if use_b else np.{dt}(1))
+    for j in range(start + q, start + K):
+        s0 += a[j] * (b[j] if use_b else np.{dt}(1))
+    return (s0 + s1) + (s2 + s3)
+
+
 {header}
 def forward(o0, o1, K, x, out, log):
     for o in range(o0, o1):
         base = o * K
-        m = np.{dt}(-np.inf)
-        for j in range(K):
-            v = x[base + j]
-            m = v if v > m else m
-        s = np.float64(0)
-        for j in range(K):
-            e = {exp}(x[base + j] - m)
-            out[base + j] = e
-            s += e
+        m = _lanes_max(x, base, K)
+        for j in range(base, base + K):
+            out[j] = {exp}(x[j] - m)
+        s = _lanes_dot(out, out, base, K, False)
         if log:
             shift = m + np.{dt}(math.log(s))
-            for j in range(K):
-                out[base + j] = x[base + j] - shift
+            for j in range(base, base + K):
+                out[j] = x[j] - shift
         else:
             r = np.{dt}(1) / np.{dt}(s)
-            for j in range(K):
-                out[base + j] = out[base + j] * r
+            for j in range(base, base + K):
+                out[j] = out[j] * r
 
 
 {header}
 def backward(o0, o1, K, g, y, out, log):
     for o in range(o0, o1):
         base = o * K
-        s = np.float64(0)
+        t = np.{dt}(_lanes_dot(g, y, base, K, not log))
         if log:
-            for j in range(K):
-                s += g[base + j]
-            t = np.{dt}(s)
-            for j in range(K):
-                out[base + j] = g[base + j] - {exp}(y[base + j]) * t
+            for j in range(base, base + K):
+                out[j] = g[j] - {exp}(y[j]) * t
         else:
-            for j in range(K):
-                s += g[base + j] * y[base + j]
-            t = np.{dt}(s)
-            for j in range(K):
-                out[base + j] = y[base + j] * (g[base + j] - t)
+            for j in range(base, base + K):
+                out[j] = y[j] * (g[j] - t)
 """
 
 

@@ -6,7 +6,9 @@ import concurrent.futures
 import numba
 
 # Below this many elements one thread runs the loop; above it the range is split over the threads.
-PARALLEL_MIN = 1 << 16
+# (Handing work to a thread costs tens of microseconds, and right after a matmul the BLAS threads
+# still spin on the cores.)
+PARALLEL_MIN = 1 << 18
 _pool = None
 
 

@@ -239,7 +239,7 @@ def chart(rows, path):
 
 # ---- peak memory, each library in its own process ----------------------------------------------------
 _MEMORY_PROBE = """
-import resource, sys, numpy as np
+import sys, numpy as np
 lib_name, fusion = sys.argv[1], sys.argv[2] == "1"
 if lib_name == "torch":
     import torch as lib; lib.set_num_threads(2)
@@ -248,18 +248,21 @@ else:
 from numgrad.bench import chain
 chain(lib, lib.tensor(np.ones(1000, np.float32), requires_grad=True))  # compiles, loads libraries
 x = lib.tensor(np.random.default_rng(0).standard_normal(10_000_000).astype(np.float32), requires_grad=True)
-def rss():
-    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
-before = rss()
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # resets the peak (VmHWM) to the current resident size
+before = status("VmRSS")
 chain(lib, x)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(max(0, peak - before) / 2**20)
+print(max(0, status("VmHWM") - before) / 2**20)
 """
 
 
 def peak_memory():
     """Peak resident memory of one forward+backward of 'chain 10M' above the memory held before it."""
-    if not os.path.exists("/proc/self/statm"):
+    if not os.path.exists("/proc/self/clear_refs"):
         return None
     result = {}
     for key, args in (("torch_mb", ["torch", "1"]), ("numgrad_mb", ["numgrad", "1"]),

@@ -72,9 +72,11 @@ def elementwise_source(inputs, is_array, outputs, dtype_name, header):
     arrays = [n for n, arr in zip(inputs, is_array) if arr]
     scalars = [n for n, arr in zip(inputs, is_array) if not arr]
     params = ", ".join(["start", "stop"] + list(inputs) + list(outputs))
-    loads = "".join(f"        {n}_i = {n}[i]\n" for n in arrays)
-    stores = "".join(f"        {o}[i] = {lower(e, arrays, scalars, dtype_name)}\n" for o, e in outputs.items())
-    return f"{HEADER}\n\n{header}\ndef kernel({params}):\n    for i in range(start, stop):\n{loads}{stores}"
+    # slices indexed from 0: Numba wraps indices it cannot prove non-negative, which stops vectorisation
+    slices = "".join(f"    {n}_s = {n}[start:stop]\n" for n in [*arrays, *outputs])
+    loads = "".join(f"        {n}_i = {n}_s[i]\n" for n in arrays)
+    stores = "".join(f"        {o}_s[i] = {lower(e, arrays, scalars, dtype_name)}\n" for o, e in outputs.items())
+    return f"{HEADER}\n\n{header}\ndef kernel({params}):\n{slices}    for i in range(stop - start):\n{loads}{stores}"
 
 
 def cache_dir():

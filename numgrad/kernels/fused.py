@@ -166,17 +166,28 @@ def _kind_at(eff, shape, k):
     return None
 
 
-def _body(program, indent):
-    return _loads(program, indent) + [f"{' ' * indent}{var} = {code}" for var, code in program.code()]
-
-
-def _loads(program, indent):
+# Loops index from 0 into per-row slices: Numba checks every index that might be negative (and wraps
+# it), which keeps LLVM from vectorising a loop over range(start, stop); one over range(n) it vectorises.
+def _row_slices(program, indent, full, row, read_cols=True):
+    """Per-row views: full leaves sliced by `full`, row leaves by `row`, column leaves read once (a
+    fold receives them as scalars instead)."""
+    pad = " " * indent
     lines = []
-    for i, leaf in enumerate(program.leaves):
-        if leaf.kind in ("full", "row", "col"):
-            index = {"full": "i", "row": "j", "col": "o"}[leaf.kind]
-            lines.append(f"{' ' * indent}l{i} = L{i}[{index}]")
+    for k, leaf in enumerate(program.leaves):
+        if leaf.kind == "full":
+            lines.append(f"{pad}R{k} = L{k}[{full}]")
+        elif leaf.kind == "row":
+            lines.append(f"{pad}R{k} = L{k}[{row}]")
+        elif leaf.kind == "col" and read_cols:
+            lines.append(f"{pad}l{k} = L{k}[o]")
     return lines
+
+
+def _element(program, indent):
+    """Loads of leaf values at position jj of the row slices, then the steps."""
+    pad = " " * indent
+    lines = [f"{pad}l{k} = R{k}[jj]" for k, leaf in enumerate(program.leaves) if leaf.kind in ("full", "row")]
+    return lines + [f"{pad}{var} = {code}" for var, code in program.code()]
 
 
 def _params(program):
@@ -184,13 +195,15 @@ def _params(program):
 
 
 def map_source(program, outputs):
-    """A loop over (o, j) writing each (out param, var, dtype) of `outputs` at flat position i."""
+    """A loop over rows o and positions j0..j1 within them, writing each output var at o * inner + j."""
     outs = ", ".join(f"O{k}" for k in range(len(outputs)))
-    body = _body(program, 12)
-    body += [f"            O{k}[i] = {var}" for k, (var, _) in enumerate(outputs)]
+    lines = ["    for o in range(o0, o1):", "        base = o * inner"]
+    lines += _row_slices(program, 8, "base + j0:base + j1", "j0:j1")
+    lines += [f"        S{k} = O{k}[base + j0:base + j1]" for k in range(len(outputs))]
+    lines += ["        for jj in range(j1 - j0):"] + _element(program, 12)
+    lines += [f"            S{k}[jj] = {var}" for k, (var, _) in enumerate(outputs)]
     return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
-            "    for o in range(o0, o1):\n        base = o * inner\n        for j in range(j0, j1):\n"
-            "            i = base + j\n" + "\n".join(body) + "\n")
+            + "\n".join(lines) + "\n")
 
 
 FOLD_BLOCK = 512  # values computed (vectorised) into a buffer, then summed with LANES accumulators
@@ -211,15 +224,12 @@ def fold_source(program, var, acc_dtype, kind="sum"):
     """fold(i0, i1, buf, ...) folds (sums, or takes the max or min of) `var` over flat positions [i0, i1)
     (full leaves are read at i, row leaves at i - i0, column leaves are scalars): block by block, the
     values go to `buf` in a loop LLVM vectorises (a loop that also folds would run exp and tanh scalar),
-    then LANES accumulators fold them. total(i0, i1, ...) and rows(o0, o1, K, ...) (one fold per row of
-    length K) give it a buffer."""
-    def load(k, leaf):
-        return {"full": f"L{k}[i]", "row": f"L{k}[i - i0]"}.get(leaf.kind)
-
+    then LANES accumulators fold them. rows(o0, o1, K, ...) (one fold per row of
+    length K) gives it a buffer; a whole-region fold gets one from the caller."""
     leaves, f = program.leaves, FOLDS[kind]
     pad = " " * 12
-    body = [f"{pad}l{k} = {load(k, leaf)}" for k, leaf in enumerate(leaves) if load(k, leaf)]
-    body += [f"{pad}{v} = {code}" for v, code in program.code()]
+    body = _row_slices(program, 8, "b:e", "b - i0:e - i0", read_cols=False) + ["        for jj in range(e - b):"]
+    body += _element(program, 12)
     fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}" for k, leaf in enumerate(leaves))
     params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(leaves))
     per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")
@@ -233,14 +243,12 @@ def fold_source(program, var, acc_dtype, kind="sum"):
             f"    acc = {init}\n    nans = 0\n"
             f"    for b in range(i0, i1, {FOLD_BLOCK}):\n"
             f"        e = min(b + {FOLD_BLOCK}, i1)\n"
-            f"        for i in range(b, e):\n" + "\n".join(body) + f"\n{pad}buf[i - b] = {var}\n"
+            + "\n".join(body) + f"\n{pad}buf[jj] = {var}\n"
             + starts + f"        m = (e - b) // {LANES} * {LANES}\n"
             f"        for k in range(0, m, {LANES}):\n{lanes}"
             f"        for k in range(m, e - b):\n            x = buf[k]\n            "
             + f["lane"].format(u=0, pad=pad) + "\n" + merges
             + f"    return {f['result'].format(acc=acc_dtype)}\n\n\n"
-            f"{DECORATOR}\ndef total(i0, i1, {params}):\n"
-            f"    return fold(i0, i1, np.empty({FOLD_BLOCK}, np.{acc_dtype}), {params})\n\n\n"
             f"{DECORATOR}\ndef rows(o0, o1, K, {params}, out):\n"
             f"    buf = np.empty({FOLD_BLOCK}, np.{acc_dtype})\n"
             f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, buf, {per_row})\n")
@@ -294,10 +302,11 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     n = outer * inner
     parallel = n >= PARALLEL_MIN and threads.count() > 1
     if split == 0:
+        def part(a, b):
+            return module.fold(a, b, np.empty(FOLD_BLOCK, acc_dtype), *args)
         if not parallel:
-            return module.total(0, n, *args)
-        return _COMBINE[kind](threads.run([lambda a=a, b=b: module.total(a, b, *args)
-                                           for a, b in threads.split(n, threads.count())]))
+            return part(0, n)
+        return _COMBINE[kind](threads.run([lambda a=a, b=b: part(a, b) for a, b in threads.split(n, threads.count())]))
     out = np.empty(outer, acc_dtype)
     threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
     return out

@@ -4,22 +4,24 @@ import functools
 
 import numpy as np
 
-from . import codegen, threads
+from . import codegen, pool, threads
 from .cpu import LOOP_HEADER
 
 # Loops that only map vectorise (exp included); sums and maxima use four independent lanes, since a
-# single float accumulator is a chain of dependent adds that keeps LLVM from vectorising the loop.
+# single float accumulator is a chain of dependent adds that keeps LLVM from vectorising the loop. Rows
+# are sliced and loops run over range(K): an index Numba cannot prove non-negative is checked (and
+# wrapped) element by element, which also stops vectorisation.
 _SOURCE = """
 {header}
-def _lanes_max(a, start, K):
+def _lanes_max(a):
     m0 = m1 = m2 = m3 = np.{dt}(-np.inf)
-    q = K // 4 * 4
-    for j in range(start, start + q, 4):
+    q = a.size // 4 * 4
+    for j in range(0, q, 4):
         m0 = a[j] if a[j] > m0 else m0
         m1 = a[j + 1] if a[j + 1] > m1 else m1
         m2 = a[j + 2] if a[j + 2] > m2 else m2
         m3 = a[j + 3] if a[j + 3] > m3 else m3
-    for j in range(start + q, start + K):
+    for j in range(q, a.size):
         m0 = a[j] if a[j] > m0 else m0
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2
@@ -27,48 +29,54 @@ def _lanes_max(a, start, K):
 
 
 {header}
-def _lanes_dot(a, b, start, K, use_b):
+def _lanes_sum(a):
     s0 = s1 = s2 = s3 = np.float64(0)
-    q = K // 4 * 4
-    for j in range(start, start + q, 4):
-        s0 += a[j] * (b[j] if use_b else np.{dt}(1))
-        s1 += a[j + 1] * (b[j + 1] if use_b else np.{dt}(1))
-        s2 += a[j + 2] * (b[j + 2] if use_b else np.{dt}(1))
-        s3 += a[j + 3] * (b[j + 3] if use_b else np.{dt}(1))
-    for j in range(start + q, start + K):
-        s0 += a[j] * (b[j] if use_b else np.{dt}(1))
+    q = a.size // 4 * 4
+    for j in range(0, q, 4):
+        s0 += a[j]
+        s1 += a[j + 1]
+        s2 += a[j + 2]
+        s3 += a[j + 3]
+    for j in range(q, a.size):
+        s0 += a[j]
     return (s0 + s1) + (s2 + s3)
 
 
 {header}
 def forward(o0, o1, K, x, out, log):
     for o in range(o0, o1):
-        base = o * K
-        m = _lanes_max(x, base, K)
-        for j in range(base, base + K):
-            out[j] = {exp}(x[j] - m)
-        s = _lanes_dot(out, out, base, K, False)
-        if log:
-            shift = m + np.{dt}(math.log(s))
-            for j in range(base, base + K):
-                out[j] = x[j] - shift
+        xr = x[o * K:o * K + K]
+        yr = out[o * K:o * K + K]
+        m = _lanes_max(xr)
+        for j in range(K):
+            yr[j] = {exp}(xr[j] - m)
+        s = _lanes_sum(yr)
+        if log:  # (x - max) - log(sum), in torch's order: adding log(sum) to max first loses digits
+            ls = np.{dt}(math.log(s))
+            for j in range(K):
+                yr[j] = (xr[j] - m) - ls
         else:
             r = np.{dt}(1) / np.{dt}(s)
-            for j in range(base, base + K):
-                out[j] = out[j] * r
+            for j in range(K):
+                yr[j] = yr[j] * r
 
 
 {header}
 def backward(o0, o1, K, g, y, out, log):
     for o in range(o0, o1):
-        base = o * K
-        t = np.{dt}(_lanes_dot(g, y, base, K, not log))
+        gr = g[o * K:o * K + K]
+        yr = y[o * K:o * K + K]
+        dr = out[o * K:o * K + K]
         if log:
-            for j in range(base, base + K):
-                out[j] = g[j] - {exp}(y[j]) * t
+            t = np.{dt}(_lanes_sum(gr))
+            for j in range(K):
+                dr[j] = gr[j] - {exp}(yr[j]) * t
         else:
-            for j in range(base, base + K):
-                out[j] = y[j] * (g[j] - t)
+            for j in range(K):
+                dr[j] = gr[j] * yr[j]
+            t = np.{dt}(_lanes_sum(dr))
+            for j in range(K):
+                dr[j] = yr[j] * (gr[j] - t)
 """
 
 
@@ -82,7 +90,7 @@ def _module(dtype_name):
 def _rows(kernel, arrays, out_shape, dtype):
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = np.empty(flat[0].size, dtype)
+    out = pool.empty(flat[0].size, dtype)
     rows = flat[0].size // K if K else 0
     threads.over(kernel, rows, K, *flat, out, parallel=flat[0].size >= threads.PARALLEL_MIN)
     return out.reshape(out_shape)

@@ -191,12 +191,18 @@ def _evenly_backward(node, g):
     """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
     from .. import functional as F
     a, out, axes = node.saved("self"), node.saved("result"), node.saved("axes")
-    mask = a == _expand_back(node, out)
+    whole_max = node.name() in ("MaxBackward1", "MinBackward1")
+    if whole_max and out.isnan().item():  # torch's evenly_distribute_backward: the NaNs take the gradient
+        mask = a.isnan()
+    else:
+        mask = a == _expand_back(node, out)
     count = sum(mask, axes, keepdim=True)
     if not node.saved("keepdim"):
         g = g.reshape(count.shape)
-    # the share is computed at the reduced shape, so the full-size work is one select
-    return (F.where(mask, (g / count).expand(*a.shape), 0.0),)
+    share = (g / count).expand(*a.shape)  # computed at the reduced shape: the full-size work is one op
+    # max()/min() fill the selected places; amax/amin multiply by the mask, as torch does, so a row
+    # whose result no element equals (a NaN) gets 0 * (g / 0) = NaN
+    return (F.where(mask, share, 0.0) if whole_max else mask * share,)
 
 
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):

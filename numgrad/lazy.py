@@ -151,35 +151,37 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape):
     return t
 
 
-def value_of(program, e, memo=None):
+def value_of(program, e):
     """Adds the steps computing pending expression `e` (and the pending ones it reads) to `program`."""
-    if memo is None:
-        memo = program.memo
+    memo = program.memo
     var = memo.get(id(e))
     if var is not None:
         return var
     entry, compute = e.entry, e.compute
     compute_name = KERNEL_DTYPE[compute.np]
-    mapping = []
-    for a, nm in zip(e.args, entry.inputs):
-        want = "bool_" if nm in entry.bool_inputs else compute_name
-        if nm in entry.scalar_only and a in codegen.POW_FORMS and not isinstance(a, bool):
-            mapping.append((nm, repr(a), None))  # x ** 2 and the like become products in the code
-        elif hasattr(a, "_lazy"):
-            mapping.append((nm, tensor_value(program, a, memo), want))
-        else:
-            mapping.append((nm, program.leaf(a, want), want))
+    mapping = [input_read(program, entry, nm, a, compute_name) for a, nm in zip(e.args, entry.inputs)]
     var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
     return var
 
 
-def tensor_value(program, t, memo):
+def input_read(program, entry, nm, value, compute_name):
+    """How a kernel step reads input `nm` of op-table `entry` holding `value` (a tensor, pending or
+    not, or a Python scalar): (name, ref, dtype it is read as) for Program.step."""
+    if nm in entry.scalar_only and value in codegen.POW_FORMS and not isinstance(value, bool):
+        return nm, repr(value), None  # x ** 2 and the like become products in the code
+    want = "bool_" if nm in entry.bool_inputs else compute_name
+    if hasattr(value, "_lazy"):
+        return nm, tensor_value(program, value), want
+    return nm, program.leaf(value, want), want
+
+
+def tensor_value(program, t):
     """The var holding tensor `t`'s values: its pending expression's steps, or a leaf for its array."""
     arr = t._arr
     if arr is None:
         e = t._lazy
         if e.arr is None:
-            return value_of(program, e, memo)
+            return value_of(program, e)
         arr = e.arr
     return program.leaf(arr, KERNEL_DTYPE[arr.dtype])
 
@@ -224,5 +226,5 @@ def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
     accumulators; a pending `t` is computed inside the pass and never stored."""
     from .kernels import fused
     program = fused.Program(t._shape)
-    var = tensor_value(program, t, program.memo)
+    var = tensor_value(program, t)
     return fused.run_fold(program, var, acc_dtype, split, kind)

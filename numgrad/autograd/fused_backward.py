@@ -5,7 +5,7 @@ values the nodes saved (a pending saved value was never stored at all)."""
 import numpy as np
 
 from .. import lazy
-from ..kernels import codegen, fused
+from ..kernels import fused
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor import Tensor
 
@@ -56,11 +56,11 @@ def run(nodes, g, buffers):
     program = fused.Program(shape)
     inside = set(nodes)
     incoming = {n: [] for n in nodes}
-    incoming[nodes[0]].append(lazy.tensor_value(program, g, program.memo))
+    incoming[nodes[0]].append(lazy.tensor_value(program, g))
     for node in nodes[1:]:
         waiting = buffers.pop(node, None)
         if waiting is not None and waiting.get(0) is not None:
-            incoming[node].append(lazy.tensor_value(program, waiting[0], program.memo))
+            incoming[node].append(lazy.tensor_value(program, waiting[0]))
     results = {n: [None] * len(n.next_functions) for n in nodes}
     boundary = {}  # (child, nr) -> [(var, node, edge index)], merged in the kernel
     separate = []  # (var, node, edge index): broadcast inputs, summed to their shape afterwards
@@ -69,15 +69,8 @@ def run(nodes, g, buffers):
         gvar = incoming[node]
         gvar = program.total(gvar, compute) if len(gvar) != 1 else gvar[0]
         mapping = [("g", gvar, compute)]
-        for nm, attr in zip(plan.used, plan.saved_attrs):
-            value = node.saved(attr)
-            if nm in node.entry.scalar_only and value in codegen.POW_FORMS and not isinstance(value, bool):
-                mapping.append((nm, repr(value), None))  # as lazy.value_of: small exponents in the code
-            else:
-                want = "bool_" if nm in node.entry.bool_inputs else compute
-                var = lazy.tensor_value(program, value, program.memo) if isinstance(value, Tensor) \
-                    else program.leaf(value, want)
-                mapping.append((nm, var, want))
+        mapping += [lazy.input_read(program, node.entry, nm, node.saved(attr), compute)
+                    for nm, attr in zip(plan.used, plan.saved_attrs)]
         mapping = tuple(mapping)
         contributions = [(nm, program.step(expr, mapping, compute, compute))
                          for (_, expr), nm in zip(plan.exprs, plan.expr_targets)]

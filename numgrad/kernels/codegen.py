@@ -20,16 +20,18 @@ KERNEL_FUNCS = {
 FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32"}
 
 
-def kernel_func(name, dtype_name):
-    return (dtype_name == "float32" and FLOAT32_FUNCS.get(name)) or KERNEL_FUNCS[name]
+def kernel_func(name, dtype_name, target="cpu"):
+    # the GPU's libdevice math is already fast in float32: only the CPU swaps in the vectorising forms
+    return (target == "cpu" and dtype_name == "float32" and FLOAT32_FUNCS.get(name)) or KERNEL_FUNCS[name]
 
 
 class _Lower(ast.NodeTransformer):
     """Renames inputs to their loop-local loads and types every numeric literal with the kernel dtype,
     because a bare Python float would silently promote a float32 kernel to float64."""
 
-    def __init__(self, array_names, scalar_names, dtype_name):
+    def __init__(self, array_names, scalar_names, dtype_name, target):
         self.array_names, self.scalar_names, self.dtype_name = array_names, scalar_names, dtype_name
+        self.target = target
 
     def visit_Name(self, node):
         if node.id in self.array_names:
@@ -46,12 +48,12 @@ class _Lower(ast.NodeTransformer):
 
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
-        node.func = ast.parse(kernel_func(node.func.id, self.dtype_name), mode="eval").body
+        node.func = ast.parse(kernel_func(node.func.id, self.dtype_name, self.target), mode="eval").body
         return node
 
 
-def lower(expr, array_names, scalar_names, dtype_name):
-    tree = _Lower(set(array_names), set(scalar_names), dtype_name).visit(ast.parse(expr, mode="eval"))
+def lower(expr, array_names, scalar_names, dtype_name, target="cpu"):
+    tree = _Lower(set(array_names), set(scalar_names), dtype_name, target).visit(ast.parse(expr, mode="eval"))
     return ast.unparse(tree)
 
 
@@ -168,8 +170,8 @@ class _Substitute(ast.NodeTransformer):
     """Replaces input names by kernel expressions (`mapping`), folds constant arithmetic, rewrites
     constant small exponents as products, and types every literal with the kernel dtype."""
 
-    def __init__(self, mapping, dtype_name):
-        self.mapping, self.dtype_name = mapping, dtype_name
+    def __init__(self, mapping, dtype_name, target):
+        self.mapping, self.dtype_name, self.target = mapping, dtype_name, target
 
     def visit_Name(self, node):
         if node.id in self.mapping:
@@ -197,7 +199,7 @@ class _Substitute(ast.NodeTransformer):
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
         if isinstance(node.func, ast.Name) and node.func.id in KERNEL_FUNCS:
-            node.func = ast.parse(kernel_func(node.func.id, self.dtype_name), mode="eval").body
+            node.func = ast.parse(kernel_func(node.func.id, self.dtype_name, self.target), mode="eval").body
         return node
 
 
@@ -230,8 +232,8 @@ class _TypeConstants(ast.NodeTransformer):
 
 
 @functools.lru_cache(maxsize=None)
-def substitute(expr, mapping, dtype_name):
+def substitute(expr, mapping, dtype_name, target="cpu"):
     """`expr` (op-table vocabulary) as kernel code: names replaced by `mapping` ((name, code) pairs)."""
-    tree = _Substitute(dict(mapping), dtype_name).visit(ast.parse(expr, mode="eval"))
+    tree = _Substitute(dict(mapping), dtype_name, target).visit(ast.parse(expr, mode="eval"))
     tree = _TypeConstants(dtype_name).visit(tree)
     return ast.unparse(ast.fix_missing_locations(tree))

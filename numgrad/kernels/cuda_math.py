@@ -1,0 +1,40 @@
+"""Scalar helpers that generated CUDA kernels call: the op table's vocabulary as inlined device functions."""
+import math
+
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit(device=True, inline="always")
+def where(c, x, y):
+    return x if c else y
+
+
+@cuda.jit(device=True, inline="always")
+def sign(x):
+    # sign(nan) is 0, as in torch: both comparisons are false (ints, since the simulator refuses bool - bool)
+    return (1 if x > 0 else 0) - (1 if x < 0 else 0)
+
+
+@cuda.jit(device=True, inline="always")
+def sigmoid(x):
+    return 1 / (1 + math.exp(-x))
+
+
+@cuda.jit(device=True, inline="always")
+def isnan(x):
+    return x != x
+
+
+@cuda.jit(device=True, inline="always")
+def maximum(x, y):
+    # propagates NaN from either side, as torch.maximum does
+    return x if (x > y or x != x) else y
+
+
+@cuda.jit(device=True, inline="always")
+def minimum(x, y):
+    return x if (x < y or x != x) else y
+
+
+__all__ = ["math", "np", "cuda", "where", "sign", "sigmoid", "isnan", "maximum", "minimum"]

@@ -1,0 +1,7 @@
+"""CUDA tests: only under Numba's simulator (run as `NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cuda`)."""
+import os
+
+import pytest
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0"):
+    raise pytest.UsageError("tests/cuda needs NUMBA_ENABLE_CUDASIM=1 (set before numba is imported)")

@@ -31,7 +31,9 @@ def _size(size, fn="empty"):
 
 
 def _wrap(data, dtype, device, requires_grad):
-    check_device(device)
+    if check_device(device).type == "cuda":  # made on the host, then one host-to-device copy
+        from .cuda.array import from_host
+        data = from_host(data)
     t = Tensor._make(data, dtype)
     if requires_grad:
         if not dtype.is_floating_point:

@@ -47,6 +47,8 @@ def fusion(enabled=True):
 
 
 def root(arr):
+    if arr.__class__ is not np.ndarray and hasattr(arr, "buf"):  # a CUDA view: its storage
+        return arr.buf
     base = arr.base
     while isinstance(base, np.ndarray):
         arr, base = base, base.base
@@ -90,7 +92,7 @@ def _register(key, expr_ref):
 class LazyExpr:
     """One deferred op: op-table entry, arguments (tensors, pending or not, and Python scalars), the dtype
     it computes in and its result's dtype and shape; `arr` holds the values once computed."""
-    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "__weakref__")
+    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "device", "__weakref__")
 
     def force(self):
         if self.arr is None:
@@ -116,7 +118,7 @@ class LazyExpr:
         return self.arr
 
 
-def defer(tensor_cls, entry, args, compute, out_dtype, shape):
+def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
     """A pending result of `entry` on `args`, or None when it must run now (an input NumPy code can
     write to, or a region grown too large)."""
     size, pending_inputs, arrays = 1, [], []
@@ -136,8 +138,8 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape):
     if size > MAX_REGION:
         return None
     e = LazyExpr()
-    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users = \
-        entry, args, compute, out_dtype, shape, size, None, None
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device = \
+        entry, args, compute, out_dtype, shape, size, None, None, device
     ref = weakref.ref(e)
     for pending_input in pending_inputs:  # when it is computed, its readers move to its array
         if pending_input.users is None:
@@ -183,7 +185,7 @@ def tensor_value(program, t):
         if e.arr is None:
             return value_of(program, e)
         arr = e.arr
-    return program.leaf(arr, KERNEL_DTYPE[arr.dtype])
+    return program.leaf(arr, KERNEL_DTYPE[np.dtype(arr.dtype)])
 
 
 def pending(t):
@@ -200,6 +202,7 @@ def write_pending_into(result, target):
     e = pending(result)
     arr = target._arr
     if e is None or arr is None or e.size == 1 or result._dtype is not target._dtype or \
+            arr.__class__ is not np.ndarray or \
             e.shape != arr.shape or not arr.flags.c_contiguous or 0 in arr.shape:
         return False
     _FORCING.add(id(e))

@@ -40,7 +40,7 @@ class Size(tuple):
 
 
 class device:
-    """Where a tensor lives; only the CPU until the CUDA target lands."""
+    """Where a tensor lives: the CPU, or a GPU through Numba's CUDA target (numgrad.cuda)."""
 
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
@@ -49,6 +49,8 @@ class device:
             type, index = type.split(":")[0], int(type.split(":")[1])
         if type not in ("cpu", "cuda"):
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if isinstance(index, int) and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = type, index
 
     def __repr__(self):
@@ -68,11 +70,34 @@ class device:
 
 
 CPU = device("cpu")
+CUDA0 = device("cuda", 0)
+
+
+def as_device(d):
+    """A device argument (None, 'cpu', 'cuda', 'cuda:0', an int GPU index or a device) as a device;
+    a CUDA device is checked to exist (torch's errors)."""
+    if d is None:
+        return CPU
+    if isinstance(d, int) and not isinstance(d, bool):
+        d = device("cuda", d)
+    d = device(d)
+    if d.type == "cuda":
+        from . import cuda
+        cuda._lazy_init()
+        if (d.index or 0) >= cuda.device_count():
+            raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously "
+                               "reported at some other API call, so the stacktrace below might be incorrect.")
+        return CUDA0 if not d.index else d
+    return CPU
 
 
 def check_device(d):
-    if d is not None and device(d).type != "cpu":
-        raise RuntimeError("Torch not compiled with CUDA enabled")
+    """Checks a device argument exists (torch's errors), returning it as a device."""
+    return as_device(d)
+
+
+def device_of_array(arr):
+    return CPU if arr.__class__ is np.ndarray else getattr(arr, "numgrad_device", CPU)
 
 
 class Tensor:
@@ -145,11 +170,21 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        arr = self._arr
+        if arr is None:
+            return self._lazy.device
+        return CPU if arr.__class__ is np.ndarray else device_of_array(arr)
 
     @property
     def is_cuda(self):
-        return False
+        return self.device.type == "cuda"
+
+    @property
+    def _host(self):
+        """The values as a NumPy array, copied from the GPU for a CUDA tensor: for printing, item(),
+        tolist() and control flow on a value, the only reads that may leave the device."""
+        data = self._data
+        return data if data.__class__ is np.ndarray else data.to_host()
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -161,7 +196,21 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def data_ptr(self):
-        return self._data.__array_interface__["data"][0]
+        data = self._data
+        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.pointer()
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self.is_cuda:
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} "
+                                 "If CUDA data is required use tensor.cuda() to copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return self._data.__cuda_array_interface__
 
     def stride(self, dim=None):
         strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
@@ -286,6 +335,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         data = self._data
+        if data.__class__ is not np.ndarray:
+            raise TypeError(data.NUMPY_ON_CUDA)
         lazy.export(data)  # NumPy code may write to it from now on
         return data
 
@@ -296,10 +347,10 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(-1)[0].item()
+        return self._host.reshape(-1)[0].item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host.tolist()
 
     def _scalar_for_python(self, warn=False):
         if self._data.size != 1:
@@ -344,7 +395,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        return _printing.format_tensor(self._data, dtype=self._dtype.name,
+        return _printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
                                        grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
                                        default_dtype=dtypes.get_default_dtype().name)
@@ -357,6 +408,8 @@ class Tensor:
         return format(repr(self), spec)
 
     def __reduce_ex__(self, protocol):
+        if self.is_cuda:
+            return (_rebuild, (self._host, self._dtype.name, self._requires_grad, str(self.device)))
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -393,7 +446,13 @@ class Tensor:
             return self
         if node is not None:
             _keep_saved_originals(node, self)
-        np.copyto(self._data, result._data, casting="unsafe")
+        data = self._data
+        if data.__class__ is np.ndarray:
+            np.copyto(data, result._data, casting="unsafe")
+        else:
+            check_same_device(self, result)
+            from .cuda.array import copy_into
+            copy_into(data, result._data)
         self._vc[0] += 1
         if node is not None and self._base is not None:
             from .ops.shape import rebase_view
@@ -417,5 +476,22 @@ def _keep_saved_originals(node, target):
             saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
 
 
-def _rebuild(data, dtype_name, requires_grad):
+def _rebuild(data, dtype_name, requires_grad, device_name="cpu"):
+    if device_name != "cpu":
+        from .cuda.array import from_host
+        data = from_host(data)
     return Tensor._make(data, dtypes._by_name(dtype_name), requires_grad)
+
+
+def check_same_device(*tensors):
+    """torch's error for an op given tensors on two devices."""
+    first = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            d = t.device
+            if first is None:
+                first = d
+            elif d != first:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {first} and {d}!")
+    return first

@@ -150,18 +150,20 @@ Tensor.fill_, Tensor.zero_, Tensor.copy_ = fill_, zero_, copy_
 # ---- dtype conversion -----------------------------------------------------------------------------
 
 def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
-    from .tensor import check_device
+    from .ops.device import to_device
     for a in args:
         if isinstance(a, Tensor):
-            dtype = a.dtype
+            dtype, device = a.dtype, a.device
         elif isinstance(a, dtypes.dtype):
             dtype = a
         else:
             device = a
-    check_device(device)
-    if dtype is None:
-        return shape.clone(self) if copy else self
-    return shape.to_dtype(self, dtypes.to_dtype(dtype), copy)
+    out = self
+    if device is not None:
+        out = to_device(out, device)
+    if dtype is not None:
+        out = shape.to_dtype(out, dtypes.to_dtype(dtype), copy and out is self)
+    return shape.clone(out) if copy and out is self else out
 
 
 Tensor.to = to
@@ -171,7 +173,9 @@ Tensor.long = lambda self: to(self, dtypes.int64)
 Tensor.int = lambda self: to(self, dtypes.int64)
 Tensor.bool = lambda self: to(self, dtypes.bool_)
 Tensor.type_as = lambda self, other: to(self, other.dtype)
-Tensor.cpu = lambda self: self
+Tensor.cpu = lambda self, memory_format=None: self.to("cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
+    self.to("cuda" if device is None else device)
 
 
 def _new(factory):

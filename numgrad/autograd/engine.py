@@ -6,8 +6,7 @@ import numpy as np
 from .. import lazy
 from . import fused_backward
 from .grad_mode import STATE
-from ..kernels import cpu
-from ..ops.elementwise import operand
+from ..ops.elementwise import operand, run_kernel
 from ..tensor import Tensor
 from .node import AccumulateGrad, edge_of
 
@@ -22,7 +21,11 @@ def _root_grads(outputs, grad_outputs):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._make(np.ones(out._data.shape, out._dtype.np), out._dtype)
+            if out.is_cuda:
+                from ..cuda import array
+                g = Tensor._make(array.full(out._shape, 1, out._dtype.np), out._dtype)
+            else:
+                g = Tensor._make(np.ones(out._data.shape, out._dtype.np), out._dtype)
         elif not isinstance(g, Tensor):
             from ..creation import tensor
             g = tensor(g, dtype=out.dtype)
@@ -287,8 +290,8 @@ def _add_into(acc, g):
     if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
         flat = acc._data.reshape(-1)
         n = flat.size
-        cpu.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, operand(g, acc._data.shape, n, flat.dtype)],
-                            None, n, flat.dtype.name, outs=[flat])
+        run_kernel("add", ("a", "b"), (("out", "a + b"),), [flat, operand(g, acc._data.shape, n, flat.dtype)],
+                   None, n, flat.dtype.name, outs=[flat])
         acc._vc[0] += 1
     else:
         acc.add_(g)

@@ -66,13 +66,22 @@ def is_device_array(a):
     return not isinstance(a, (np.generic, int, float))
 
 
+def raw(a):
+    """The Numba device array a kernel takes: a DeviceArray view's flat buffer (see cuda/array.py)."""
+    return a.flat_buffer() if hasattr(a, "flat_buffer") else a
+
+
 def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
-    """cpu.run_elementwise on the GPU: `args` are flat contiguous device arrays or scalars."""
+    """cpu.run_elementwise on the GPU: `args` are flat contiguous device arrays or scalars; returns
+    flat DeviceArrays (`outs`, flat contiguous DeviceArrays, if given)."""
+    from ..cuda.array import DeviceArray, empty
+    args = [raw(a) for a in args]
     is_array = tuple(is_device_array(a) for a in args)
     kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
     if outs is None:
-        outs = [cuda.device_array(n, d) for d in out_dtypes]
-    launch(kernel, n, *args, *outs)
+        outs = [empty((n,), d) for d in out_dtypes]
+    outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
+    launch(kernel, n, *args, *[o.flat_buffer() for o in outs])
     return outs
 
 

@@ -31,6 +31,7 @@ class Program:
 
     def __init__(self, shape):
         self.shape = shape
+        self.target = "cpu"  # "cuda" once a leaf lives on the GPU (cuda_fused.py runs it)
         self.leaves = []
         self.leaf_vars = {}  # id(array) -> leaf var, so one tensor used twice is read once
         self.steps = []
@@ -39,6 +40,13 @@ class Program:
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
+        if value.__class__ is not np.ndarray and hasattr(value, "buf"):  # GPU memory: never read here
+            key = id(value)
+            var = self.leaf_vars.get(key)
+            if var is None:
+                self.target = "cuda"
+                var = self.leaf_vars[key] = self._add_leaf(value, dtype_name, "array")
+            return var
         if isinstance(value, np.ndarray):
             key = id(value)
             var = self.leaf_vars.get(key)
@@ -81,7 +89,7 @@ class Program:
             reads = tuple((name, ref if want is None or dtypes.get(ref, want) == want else f"np.{want}({ref})")
                           for name, ref, want in mapping)
             var = f"v{k}"
-            lines.append((var, f"np.{dtype_name}({codegen.substitute(expr, reads, compute)})"))
+            lines.append((var, f"np.{dtype_name}({codegen.substitute(expr, reads, compute, self.target)})"))
             dtypes[var] = dtype_name
         return lines
 
@@ -134,7 +142,7 @@ class Program:
         return outer, inner, args
 
     def key(self, outputs):
-        return (tuple(self.steps), tuple((leaf.kind, leaf.dtype) for leaf in self.leaves), outputs)
+        return (self.target, tuple(self.steps), tuple((leaf.kind, leaf.dtype) for leaf in self.leaves), outputs)
 
 
 def _flat_args(leaves, shape):
@@ -269,6 +277,9 @@ def compiled(kind, program, outputs, source_fn):
 def run_map(program, outputs, out_dtypes, outs=None):
     """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:
     flat arrays to write)."""
+    if program.target == "cuda":
+        from . import cuda_fused
+        return cuda_fused.run_map(program, outputs, out_dtypes, outs)
     outer, inner, args = program.layout()
     module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
     n = outer * inner
@@ -295,7 +306,10 @@ def _select(parts, pick):
 
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
-    array with one result per position of the dims before it."""
+    array with one result per position of the dims before it (device arrays for a GPU region)."""
+    if program.target == "cuda":
+        from . import cuda_fused
+        return cuda_fused.run_fold(program, var, acc_dtype, split, kind)
     outer, inner, args = program.layout(split)
     module = compiled(f"{kind}", program, (var, acc_dtype, split == 0),
                       lambda: fold_source(program, var, acc_dtype, kind))

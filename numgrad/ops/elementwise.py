@@ -10,7 +10,7 @@ from .. import dtypes, lazy
 from ..autograd.grad_mode import STATE
 from ..autograd.node import Node, edge_of
 from ..kernels import cpu
-from ..tensor import Tensor
+from ..tensor import CPU, Tensor
 from .table import ELEMENTWISE, NOT_IMPLEMENTED
 
 
@@ -40,6 +40,10 @@ def operand(value, shape, n, np_dtype):
     if value.__class__ is not Tensor and not isinstance(value, Tensor):
         return np_dtype.type(value)
     arr = value._data
+    if arr.__class__ is not np.ndarray:  # GPU memory: broadcast and cast on the device, never read here
+        if arr.shape != shape:
+            arr = arr.broadcast_to(shape)
+        return arr.contiguous(np_dtype).flat_buffer()
     if arr.size == 1 or (arr.size and not any(arr.strides)):  # one value, possibly expanded
         return np_dtype.type(arr.flat[0])
     if arr.dtype != np_dtype:
@@ -129,8 +133,9 @@ def apply(name, *args):
         if t._shape != shape:
             shape = broadcast_shapes(*(t._shape for t in tensors))
             break
+    device = common_device(tensors)
     n = math.prod(shape)
-    result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape) if lazy.ENABLED and n else None
+    result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape, device) if lazy.ENABLED and n else None
     if result is None:
         result = Tensor._make(compute_now(entry, args, compute, out_dtype, shape), out_dtype)
     if entry.grads and STATE.grad_enabled:
@@ -141,13 +146,38 @@ def apply(name, *args):
     return result
 
 
+def common_device(tensors):
+    """The device an op on `tensors` runs on; torch's error for two devices. A 0-d CPU tensor is a
+    scalar and may join a CUDA op, as in torch."""
+    device = None
+    for t in tensors:
+        d = CPU if t._arr.__class__ is np.ndarray else t.device
+        if d is CPU and not t._shape:
+            continue
+        if device is None:
+            device = d
+        elif d != device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{device} and {d}!")
+    return device or CPU
+
+
+def run_kernel(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
+    """cpu.run_elementwise, or its CUDA twin when an argument lives on the GPU."""
+    for a in args:
+        if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
+            from ..kernels import cuda
+            return cuda.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+    return cpu.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+
+
 def compute_now(entry, args, compute, out_dtype, shape):
     """The op's values as an array, by its own (unfused) kernel."""
     n = math.prod(shape)
     np_dtype = compute.np
     kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype) for a, nm in zip(args, entry.inputs)]
-    (flat,) = cpu.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                  _KERNEL_DTYPE[np_dtype])
+    (flat,) = run_kernel(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                         _KERNEL_DTYPE[np_dtype])
     return flat.reshape(shape)
 
 
@@ -200,14 +230,14 @@ class ElementwiseBackward(Node):
     def _kernel_mode(self, g, values):
         plan, compute, shape = self.plan, self.compute, self.out_shape
         np_dtype, n = compute.np, math.prod(shape)
-        results = {nm: Tensor._make(np.zeros(shape, np_dtype), compute) for nm in plan.zero}
+        results = {nm: _zeros_like(g, shape, compute) for nm in plan.zero}
         for nm in plan.passed:  # the derivative is g itself: no pass over memory
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
             args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, _BOOL if is_bool else np_dtype)
                                                        for v, is_bool in zip(values, plan.bool_used)]
-            flats = cpu.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
-                                        [np_dtype] * len(plan.exprs), n, _KERNEL_DTYPE[np_dtype])
+            flats = run_kernel(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                               [np_dtype] * len(plan.exprs), n, _KERNEL_DTYPE[np_dtype])
             for nm, flat in zip(plan.expr_targets, flats):
                 results[nm] = Tensor._make(flat.reshape(shape), compute)
         return results
@@ -224,6 +254,14 @@ class ElementwiseBackward(Node):
                 r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
                 results[nm] = r if hasattr(r, "_data") else functional.full_like(g, r)
         return results
+
+
+def _zeros_like(g, shape, dtype):
+    """Zeros of `shape` on `g`'s device."""
+    if g._arr.__class__ is np.ndarray or g.device is CPU:
+        return Tensor._make(np.zeros(shape, dtype.np), dtype)
+    from ..cuda import array
+    return Tensor._make(array.zeros(shape, dtype.np), dtype)
 
 
 def _role(a, args):

@@ -1,0 +1,26 @@
+"""Moving tensors between the CPU and the GPU (Tensor.to, .cuda(), .cpu()), differentiably."""
+from ..autograd.node import record
+from ..tensor import Tensor, as_device
+
+
+def _to_copy_backward(node, g):
+    return (move(g, node.saved("device")),)
+
+
+def move(t, device):
+    """`t`'s values on `device` (one copy between host and GPU), as a new tensor without a graph."""
+    if device.type == "cuda":
+        from ..cuda.array import from_host
+        return Tensor._make(from_host(t._data), t._dtype)
+    return Tensor._make(t._data.to_host(), t._dtype)
+
+
+def to_device(t, device):
+    """Tensor.to(device): `t` itself when it already lives there, else a copy recorded as ToCopyBackward0,
+    whose backward moves the gradient back."""
+    device = as_device(device)
+    if t.device == device:
+        return t
+    out = move(t, device)
+    record("ToCopyBackward0", _to_copy_backward, [t], [out], {"device": t.device})
+    return out

@@ -89,6 +89,51 @@ class DeviceArray:
         src = self if self.flags.c_contiguous else self.copy()
         return DeviceArray(src.buf, shape, None, src.offset)
 
+    # numpy-style arithmetic for code written against ndarrays (losses, optimizers): generated kernels
+    def __add__(self, other):
+        return arithmetic("add", self, other)
+
+    def __radd__(self, other):
+        return arithmetic("add", other, self)
+
+    def __sub__(self, other):
+        return arithmetic("sub", self, other)
+
+    def __rsub__(self, other):
+        return arithmetic("sub", other, self)
+
+    def __mul__(self, other):
+        return arithmetic("mul", self, other)
+
+    def __rmul__(self, other):
+        return arithmetic("mul", other, self)
+
+    def __truediv__(self, other):
+        return arithmetic("div", self, other)
+
+    def __rtruediv__(self, other):
+        return arithmetic("div", other, self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def sum(self, dtype=None):
+        """The sum of every element as a 0-d DeviceArray (accumulated in float64 or int64)."""
+        from ..kernels import cuda_reduce
+        from ..ops.table import REDUCTIONS
+        acc = "float64" if self.dtype.kind == "f" else "int64"
+        out, _ = cuda_reduce.run_reduction("sum", REDUCTIONS["sum"].update, self.contiguous().flat_buffer(), 1,
+                                           self.size, 1, acc)
+        result = DeviceArray(out, ())
+        want = dtype or (self.dtype if self.dtype.kind == "f" else np.dtype(np.int64))
+        return result.astype(want, copy=False)
+
+    def mean(self):
+        return self.sum(np.float64) / self.size if self.size else full((), np.nan, self.dtype)
+
+    def dot(self, other):
+        return matmul(self, other)
+
     def ravel(self):
         return self.reshape(-1)
 
@@ -146,6 +191,15 @@ class DeviceArray:
         strides += self.strides[dim:]
         return DeviceArray(self.buf, shape, strides, offset)
 
+    def __setitem__(self, index, value):
+        """Basic-index assignment on the GPU: from a scalar, a NumPy array (copied up) or a DeviceArray."""
+        view = self[index]
+        if isinstance(value, np.ndarray):
+            value = from_host(value)
+        elif not isinstance(value, DeviceArray):
+            value = from_host(np.full(1, value, self.dtype)).reshape(())
+        copy_into(view, value)
+
     # ---- copies ---------------------------------------------------------------------------------
     def flat_buffer(self):
         """A flat contiguous device array of the values (the storage itself when this view is
@@ -200,7 +254,15 @@ class DeviceArray:
         return getattr(args[0], method)(*args[1:], **kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise NotImplementedError(f"numgrad: {ufunc.__name__} is not implemented for CUDA tensors")
+        """np.matmul and the arithmetic ufuncs (also in place, `out=`) run as GPU kernels; the rest
+        fail loudly rather than copy to the host."""
+        out = kwargs.pop("out", None)
+        if method == "__call__" and ufunc is np.matmul and out is None and not kwargs:
+            return matmul(*inputs)
+        entry = _UFUNC_ENTRIES.get(ufunc.__name__)
+        if method != "__call__" or entry is None or kwargs or len(inputs) != 2:
+            raise NotImplementedError(f"numgrad: {ufunc.__name__} is not implemented for CUDA tensors")
+        return arithmetic(entry, *inputs, out=out[0] if out else None)
 
     def __len__(self):
         if not self.shape:
@@ -211,7 +273,8 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype})"
 
 
-_VIEW_FUNCTIONS = {"reshape": "reshape", "transpose": "transpose", "swapaxes": "swapaxes", "squeeze": "squeeze",
+_UFUNC_ENTRIES = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
+_VIEW_FUNCTIONS = {"dot": "dot", "reshape": "reshape", "transpose": "transpose", "swapaxes": "swapaxes", "squeeze": "squeeze",
                    "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "ravel": "ravel",
                    "ascontiguousarray": "contiguous"}
 
@@ -306,3 +369,59 @@ def _fill_kernel(dtype_name):
     source = (f"{target.HEADER}\n\n{target.KERNEL_DECORATOR}\ndef kernel(n, out, value):\n"
               f"    {target.GRID_LOOP}\n        out[i] = value\n")
     return target.source_kernel("cuda_fill", source)
+
+
+# ---- arithmetic and products --------------------------------------------------------------------------
+def arithmetic(name, x, y, out=None):
+    """x <op> y for DeviceArrays or scalars of one dtype (the op table's kernel for `name`), written to
+    `out` when given (a DeviceArray of the broadcast shape)."""
+    from ..ops.table import ELEMENTWISE
+    entry = ELEMENTWISE[name]
+    arrays = [v for v in (x, y) if isinstance(v, DeviceArray)]
+    shape = np.broadcast_shapes(*(v.shape for v in arrays))
+    dtype = np.result_type(*(v.dtype for v in arrays))
+    args = [v.broadcast_to(shape).contiguous(dtype).flat_buffer() if isinstance(v, DeviceArray) else dtype.type(v)
+            for v in (x, y)]
+    n = math.prod(shape)
+    target_out = out if out is not None and out.flags.c_contiguous and out.dtype == dtype else None
+    (flat,) = target.run_elementwise(name, entry.inputs, entry.forward_outputs, args, (dtype,), n, dtype.name,
+                                     outs=[target_out.reshape(-1)] if target_out is not None else None)
+    result = flat.reshape(shape)
+    if out is not None and target_out is None:
+        copy_into(out, result)
+        return out
+    return out if out is not None else result
+
+
+def matmul(a, b):
+    """np.matmul for DeviceArrays (float32/float64): the tiled shared-memory kernel of
+    kernels/cuda_matmul.py reading transposed and broadcast operands in place through their strides."""
+    from ..kernels import cuda_matmul
+    if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64"):
+        kind = a.dtype if a.dtype != b.dtype else a.dtype.name
+        raise RuntimeError(f'"addmm_cuda" not implemented for \'{_TORCH_WORD.get(str(kind), kind)}\'')
+    drop_first, drop_last = a.ndim == 1, b.ndim == 1
+    if drop_first:
+        a = a.expand_dims(0)
+    if drop_last:
+        b = b.expand_dims(1)
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if len(batch_shape) > 1:  # several batch dims: contiguous operands fold them into one
+        a = a.broadcast_to(batch_shape + (M, K)).contiguous().reshape(-1, M, K)
+        b = b.broadcast_to(batch_shape + (K, N)).contiguous().reshape(-1, K, N)
+    else:
+        a = a.broadcast_to(batch_shape + (M, K)) if a.ndim < 3 else a.broadcast_to(batch_shape + (M, K))
+        b = b.broadcast_to(batch_shape + (K, N))
+    batch = math.prod(batch_shape)
+    a3 = a if a.ndim == 3 else a.expand_dims(0)
+    b3 = b if b.ndim == 3 else b.expand_dims(0)
+    out = empty((batch, M, N), a.dtype)
+    cuda_matmul.matmul(a3.buf, a3.offset, a3.element_strides(), b3.buf, b3.offset, b3.element_strides(),
+                       out.buf, batch, M, N, K)
+    shape = batch_shape + ((M,) if not drop_first else ()) + ((N,) if not drop_last else ())
+    return out.reshape(shape)
+
+
+_TORCH_WORD = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}

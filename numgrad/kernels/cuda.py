@@ -5,7 +5,6 @@ import hashlib
 import os
 
 import numpy as np
-from numba import cuda
 
 from . import codegen
 

@@ -95,10 +95,26 @@ def kernel(name, dtype_name):
     return codegen.load_module(f"optim_{name}_{dtype_name}", kernel_source(name, dtype_name)).kernel
 
 
+def cuda_kernel_source(name, dtype_name):
+    """The same body on the GPU: kernel(n, arrays..., scalars...), its loop a grid-stride loop."""
+    from . import cuda
+    params, body = BODIES[name]
+    body = body.replace("for i in range(start, stop):", cuda.GRID_LOOP)
+    return f"{cuda.HEADER}\nT = np.{dtype_name}\n\n\n{cuda.KERNEL_DECORATOR}\ndef kernel(n, {params}):{body}"
+
+
 def run(name, p, *args):
     """Runs optimizer kernel `name` over flat contiguous arrays (the parameter first, then gradient and
-    state buffers), then the scalars; large parameters are split over the threads."""
+    state buffers), then the scalars; large parameters are split over the threads. GPU arrays are
+    updated in place on the GPU."""
     n = p.size
+    if p.__class__ is not np.ndarray:
+        from . import cuda
+        gpu_kernel = cuda.source_kernel(f"cuda_optim_{name}_{p.dtype.name}", cuda_kernel_source(name, p.dtype.name))
+        arrays = [cuda.raw(a) for a in args if hasattr(a, "buf")]
+        scalars = [a for a in args if not hasattr(a, "buf")]
+        cuda.launch(gpu_kernel, n, cuda.raw(p), *arrays, *scalars)
+        return
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     scalars = [a for a in args if not isinstance(a, np.ndarray)]
     threads.over(kernel(name, p.dtype.name), n, p, *arrays, *scalars, parallel=n >= PARALLEL_MIN)

@@ -7,6 +7,8 @@ from ..tensor import Tensor
 
 def new_tensor(data, dtype):
     """A tensor holding `data` (cast to `dtype`) that no graph knows yet."""
+    if data.__class__ is not np.ndarray and hasattr(data, "buf"):  # GPU memory stays there
+        return Tensor._make(data.astype(dtype.np, copy=False), dtype)
     return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
 
 

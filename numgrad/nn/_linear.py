@@ -4,7 +4,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.node import record
 from ..ops.indexing import index_put
-from ..tensor import Tensor
+from ..tensor import Tensor, check_same_device
 from ._common import constant, new_tensor, wants
 
 
@@ -23,8 +23,9 @@ def _addmm(input, weight, bias):
     if input._dtype is not weight._dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input._dtype.word} and "
                            f"{weight._dtype.word}")
+    check_same_device(input, weight, bias)
     data = np.matmul(input._data, weight._data.T)
-    data += bias._data
+    np.add(data, bias._data, out=data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
     out = Tensor._make(data, input._dtype)
     # each operand is kept only if the other one's gradient needs it
     record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],

@@ -298,19 +298,19 @@ class Module:
                 dtype = a.dtype
             else:
                 device = a
-        check_device(device)
+        device = check_device(device) if device is not None else None
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
-        if dtype is None:
+        if dtype is None and device is None:
             return self
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
 
     def cpu(self):
-        return self
+        return self.to("cpu")
 
     def cuda(self, device=None):
-        check_device("cuda")
+        return self.to("cuda" if device is None else device)
 
     def float(self):
         return self.to(_dtypes().float32)

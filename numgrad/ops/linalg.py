@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.node import record
-from ..tensor import Tensor
+from ..tensor import Tensor, check_same_device
 from .elementwise import broadcast_shapes
 from .shape import view_of
 
@@ -17,6 +17,7 @@ def _check_tensors(op, a, b, names=("input", "other")):
     for i, (t, nm) in enumerate(zip((a, b), names)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): argument '{nm}' (position {i + 1}) must be Tensor, not {type(t).__name__}")
+    check_same_device(a, b)
 
 
 def _no_bool(kernel, a):
@@ -26,7 +27,8 @@ def _no_bool(kernel, a):
 
 def _product(name, backward, a, b, data):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
-    out = Tensor._make(np.asarray(data, a._data.dtype), a._dtype)
+    out = Tensor._make(data if data.__class__ is not np.ndarray and hasattr(data, "buf") else
+                       np.asarray(data, a._data.dtype), a._dtype)
     record(name, backward, [a, b], [out], {"a": a if b._requires_grad else None, "b": b if a._requires_grad else None})
     return out
 

@@ -6,7 +6,7 @@ import numpy as np
 from .. import creation, dtypes
 from ..kernels import optim_kernels
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, zeros_like_param
 
 
 def _check(lr, eps, betas, weight_decay):
@@ -36,10 +36,10 @@ class Adam(Optimizer):
         if not state:
             # torch keeps the step count as a float32 0-d tensor
             state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
-            state["exp_avg"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
-            state["exp_avg_sq"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+            state["exp_avg"] = zeros_like_param(p)
+            state["exp_avg_sq"] = zeros_like_param(p)
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+                state["max_exp_avg_sq"] = zeros_like_param(p)
         state["step"]._data[...] += 1
         step = float(state["step"].item())
         lr, wd = float(group["lr"]), float(group["weight_decay"])

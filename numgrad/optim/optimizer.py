@@ -21,6 +21,15 @@ def flat(t):
     return t._data.reshape(-1) if t._data.flags.c_contiguous else np.ascontiguousarray(t._data).reshape(-1)
 
 
+def zeros_like_param(p):
+    """Zeroed optimizer state beside parameter `p` (on its device)."""
+    data = p._data
+    if data.__class__ is np.ndarray:
+        return Tensor._make(np.zeros(data.shape, data.dtype), p._dtype)
+    from ..cuda import array
+    return Tensor._make(array.zeros(data.shape, data.dtype), p._dtype)
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults

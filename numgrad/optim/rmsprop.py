@@ -4,7 +4,7 @@ import numpy as np
 from .. import creation, dtypes
 from ..kernels import optim_kernels
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, zeros_like_param
 
 
 class RMSprop(Optimizer):
@@ -25,7 +25,7 @@ class RMSprop(Optimizer):
                                       maximize=maximize, differentiable=differentiable))
 
     def _update(self, group, p, data, grad, state):
-        zeros = lambda: Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)  # noqa: E731
+        zeros = lambda: zeros_like_param(p)  # noqa: E731
         if not state:
             state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
             state["square_avg"] = zeros()

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..kernels import optim_kernels
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, zeros_like_param
 
 
 class SGD(Optimizer):
@@ -26,7 +26,7 @@ class SGD(Optimizer):
         buf = state.get("momentum_buffer")
         first = buf is None
         if momentum != 0 and first:
-            buf = state["momentum_buffer"] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)
+            buf = state["momentum_buffer"] = zeros_like_param(p)
         elif momentum == 0:
             state.setdefault("momentum_buffer", None)
         buf_data = buf._data.reshape(-1) if buf is not None else data[:0]

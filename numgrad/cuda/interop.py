@@ -1,0 +1,60 @@
+"""Zero-copy exchange of GPU memory with other libraries through __cuda_array_interface__ (CuPy, torch,
+Numba); DLPack (numgrad/dlpack.py) builds on it."""
+import ctypes
+import math
+
+import numpy as np
+
+from ..kernels import cuda as target
+from .array import DeviceArray
+
+
+def _span(shape, strides, itemsize):
+    """Elements from the first to one past the last one a strided view reads (non-negative strides)."""
+    if not math.prod(shape):
+        return 0
+    return sum((d - 1) * s for d, s in zip(shape, strides)) // itemsize + 1
+
+
+def device_array_from_interface(desc, owner):
+    """A DeviceArray over the memory `desc` (a __cuda_array_interface__ dict) describes; `owner` is kept
+    alive as long as the memory is in use."""
+    dtype = np.dtype(desc["typestr"])
+    shape = tuple(desc["shape"])
+    strides = desc.get("strides") or None
+    if strides is None:
+        strides = tuple(np.empty(0, dtype).itemsize * s for s in _c_steps(shape))
+    if any(s < 0 for s in strides):
+        raise RuntimeError("numgrad cannot wrap GPU memory with negative strides")
+    pointer = desc["data"][0]
+    n = max(_span(shape, strides, dtype.itemsize), 1)
+    if target.SIMULATOR:  # the simulator's device memory is host memory
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        raw = (ctypes.c_char * (n * dtype.itemsize)).from_address(pointer) if pointer else \
+            bytearray(n * dtype.itemsize)
+        buf = FakeCUDAArray(np.frombuffer(raw, dtype=dtype, count=n))
+    else:
+        from numba import cuda
+        flat = {"shape": (n,), "strides": None, "typestr": dtype.str, "data": (pointer, False), "version": 3}
+        buf = cuda.from_cuda_array_interface(flat, owner=owner, sync=False)
+    try:
+        buf.numgrad_owner = owner  # the simulator's array does not keep it
+    except AttributeError:
+        pass
+    return DeviceArray(buf, shape, strides, 0)
+
+
+def _c_steps(shape):
+    steps, step = [], 1
+    for d in reversed(shape):
+        steps.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(steps))
+
+
+def tensor_from_interface(obj):
+    from .. import dtypes
+    from ..tensor import Tensor
+    desc = obj.__cuda_array_interface__
+    arr = device_array_from_interface(desc, obj)
+    return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))

@@ -19,5 +19,6 @@ from .tensor import Size, Tensor, device
 from . import tensor_methods  # noqa: F401  binds methods and operators onto Tensor
 from . import nn, optim  # noqa: E402  after the Tensor methods they build on
 from .serialization import load, save  # noqa: E402
+from .dlpack import from_dlpack, to_dlpack  # noqa: E402  also Tensor.__dlpack__, numgrad.utils.dlpack
 
 __version__ = "0.1.0"

@@ -112,30 +112,38 @@ def from_numpy(array):
     return Tensor._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
 
 
-def _factory(fill, name):
+def _filled(shape, value, d, device, requires_grad):
+    """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
+    if check_device(device).type == "cuda":
+        from .cuda import array
+        return _wrap(array.full(shape, value, d.np), d, None, requires_grad)
+    return _wrap(np.full(shape, value, d.np), d, None, requires_grad)
+
+
+def _factory(value, name):
     def make(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
              **kw):
         if "size" in kw:
             size = (kw.pop("size"),)
         d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-        return _wrap(fill(_size(size, name), d.np), d, device, requires_grad)
+        return _filled(_size(size, name), value, d, device, requires_grad)
     make.__name__ = name
     return make
 
 
-zeros = _factory(np.zeros, "zeros")
-ones = _factory(np.ones, "ones")
-empty = _factory(np.zeros, "empty")  # zero-filled: uninitialised memory would make results irreproducible
+zeros = _factory(0, "zeros")
+ones = _factory(1, "ones")
+empty = _factory(0, "empty")  # zero-filled: uninitialised memory would make results irreproducible
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
-    return _wrap(np.full(_size((size,)), fill_value, d.np), d, device, requires_grad)
+    return _filled(_size((size,)), fill_value, d, device, requires_grad)
 
 
 def _like(factory):
     def make(t, dtype=None, device=None, requires_grad=False, memory_format=None):
-        return factory(*t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+        return factory(*t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
     return make
 
 
@@ -145,7 +153,8 @@ empty_like = _like(empty)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

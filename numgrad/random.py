@@ -64,15 +64,16 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False):
 
 
 def rand_like(t, dtype=None, requires_grad=False, device=None):
-    return rand(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return rand(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device or t.device)
 
 
 def randn_like(t, dtype=None, requires_grad=False, device=None):
-    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return randn(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device or t.device)
 
 
 def randint_like(t, low=0, high=None, dtype=None, requires_grad=False, device=None):
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
+                   device=device or t.device)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, dtype=None, requires_grad=False):

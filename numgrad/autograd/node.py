@@ -3,7 +3,6 @@ import itertools
 import re
 import weakref
 
-import numpy as np
 
 from ..tensor import Tensor
 from .grad_mode import STATE
@@ -217,7 +216,7 @@ class SavedTensor:
 
     def _rebuilt(self):
         data = self.data
-        if isinstance(data, np.ndarray):
+        if not hasattr(data, "force"):  # an array (host or GPU), not a pending expression
             return Tensor._make(data, self.dtype)
         out = Tensor._make(None, self.dtype)
         out._lazy = data

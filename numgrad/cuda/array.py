@@ -24,16 +24,35 @@ class _Flags:
 class DeviceArray:
     """`buf` is a flat contiguous Numba device array holding the whole storage; this view reads
     buf[offset + sum(index * stride)], strides in bytes as NumPy's (0 for broadcast dims)."""
-    __slots__ = ("buf", "offset", "shape", "strides", "dtype", "__weakref__")
+    __slots__ = ("buf", "offset", "_shape", "strides", "dtype", "__weakref__")
     __array_priority__ = 2000
     numgrad_device = CUDA0
     NUMPY_ON_CUDA = NUMPY_ON_CUDA
 
     def __init__(self, buf, shape, strides=None, offset=0):
-        self.buf, self.offset, self.shape, self.dtype = buf, offset, tuple(shape), np.dtype(buf.dtype)
+        self.buf, self.offset, self._shape, self.dtype = buf, offset, tuple(shape), np.dtype(buf.dtype)
         self.strides = tuple(strides) if strides is not None else _c_strides(self.shape, self.dtype.itemsize)
 
     # ---- ndarray attributes ---------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @shape.setter
+    def shape(self, shape):
+        """In-place reshape as NumPy's: allowed when it needs no copy (a contiguous view, or only size-1
+        dims added or removed), else AttributeError, which the shape ops take as "copy instead"."""
+        shape = _infer(tuple(shape), self.size)
+        if self.flags.c_contiguous:
+            self._shape, self.strides = shape, _c_strides(shape, self.itemsize)
+            return
+        kept = [(d, st) for d, st in zip(self._shape, self.strides) if d != 1]
+        if [d for d in shape if d != 1] != [d for d, _ in kept]:
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                                 "with the desired shape.")
+        it = iter(st for _, st in kept)
+        self._shape, self.strides = shape, tuple(next(it) if d != 1 else 0 for d in shape)
+
     @property
     def ndim(self):
         return len(self.shape)
@@ -317,9 +336,10 @@ def zeros(shape, dtype):
 def from_host(arr):
     """A new device array holding NumPy array `arr`'s values (a host-to-device copy)."""
     TRANSFERS["to_device"] += 1
-    arr = np.ascontiguousarray(arr)
-    flat = arr.reshape(-1) if arr.size else np.zeros(1, arr.dtype)
-    return DeviceArray(cuda.to_device(flat), arr.shape)
+    arr = np.asarray(arr)
+    shape = arr.shape  # (np.ascontiguousarray would make a 0-d array 1-d)
+    flat = arr.reshape(-1).copy() if arr.size else np.zeros(1, arr.dtype)
+    return DeviceArray(cuda.to_device(flat), shape)
 
 
 def fill(out, value):

@@ -1,13 +1,13 @@
 """Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, storage
 from ..tensor import Tensor
 
 
 def new_tensor(data, dtype):
     """A tensor holding `data` (cast to `dtype`) that no graph knows yet."""
-    if data.__class__ is not np.ndarray and hasattr(data, "buf"):  # GPU memory stays there
+    if storage.on_gpu(data):  # GPU memory stays there
         return Tensor._make(data.astype(dtype.np, copy=False), dtype)
     return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
 

@@ -5,7 +5,7 @@ import collections
 
 import numpy as np
 
-from .. import dtypes, lazy
+from .. import dtypes, lazy, storage
 from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.node import record
 from ..kernels import cpu
@@ -62,14 +62,11 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
 
 
 def _on_gpu(data):
-    return data.__class__ is not np.ndarray and hasattr(data, "buf")
+    return storage.on_gpu(data)
 
 
 def _zeros_like_device(like, shape, np_dtype):
-    if _on_gpu(like):
-        from ..cuda import array
-        return array.zeros(shape, np_dtype)
-    return np.zeros(shape, np_dtype)
+    return storage.zeros(shape, np_dtype, like)
 
 
 def _gpu_layout(x, axes):

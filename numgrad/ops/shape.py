@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+from .. import storage
+
 from ..autograd.node import record
 
 
@@ -213,7 +215,7 @@ def _clone_backward(node, g):
 
 def clone(t):
     from ..tensor import Tensor
-    out = Tensor._make(np.array(t._data, copy=True, order="C"), t._dtype)
+    out = Tensor._make(t._data.copy(), t._dtype)  # C order, on the tensor's device
     record("CloneBackward0", _clone_backward, [t], [out])
     return out
 
@@ -244,13 +246,13 @@ def _region_spec(view, root):
     if not root._data.flags.c_contiguous:
         raise RuntimeError("numgrad: an in-place op on a view needs the viewed tensor to be contiguous; "
                            "call .contiguous() on it first")
-    offset = (view._data.__array_interface__["data"][0] - root._data.__array_interface__["data"][0]) // itemsize
+    offset = storage.element_offset(view._data, root._data)
     return view._data.shape, tuple(s // itemsize for s in view._data.strides), offset
 
 
 def _strided(flat, spec):
     shape, strides, offset = spec
-    return np.lib.stride_tricks.as_strided(flat[offset:], shape, [s * flat.itemsize for s in strides])
+    return storage.strided(flat, shape, strides, offset)
 
 
 def region_of(g, spec):
@@ -264,7 +266,7 @@ def region_of(g, spec):
 def embed_region(gv, spec, root_shape):
     """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably."""
     from ..tensor import Tensor
-    flat = np.zeros(int(np.prod(root_shape)), gv._dtype.np)
+    flat = storage.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
     _strided(flat, spec)[...] = gv._data
     out = Tensor._make(flat.reshape(root_shape), gv._dtype)
     record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
@@ -281,7 +283,7 @@ def _embed_backward(node, g):
 
 def _copy_slices_backward(node, g):
     spec = node.saved("spec")
-    keep = np.ones(int(np.prod(node.input_shape(0))), g._dtype.np)
+    keep = storage.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
     _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
     from ..tensor import Tensor
     return g * Tensor._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)

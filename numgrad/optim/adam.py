@@ -1,11 +1,9 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad."""
 import math
 
-import numpy as np
 
 from .. import creation, dtypes
 from ..kernels import optim_kernels
-from ..tensor import Tensor
 from .optimizer import Optimizer, zeros_like_param
 
 

@@ -3,6 +3,7 @@ import copy
 
 import numpy as np
 
+from .. import storage
 from ..autograd.functional import zero_grads
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
@@ -23,11 +24,7 @@ def flat(t):
 
 def zeros_like_param(p):
     """Zeroed optimizer state beside parameter `p` (on its device)."""
-    data = p._data
-    if data.__class__ is np.ndarray:
-        return Tensor._make(np.zeros(data.shape, data.dtype), p._dtype)
-    from ..cuda import array
-    return Tensor._make(array.zeros(data.shape, data.dtype), p._dtype)
+    return Tensor._make(storage.zeros(p._shape, p._dtype.np, p._data), p._dtype)
 
 
 class Optimizer:

@@ -1,9 +1,7 @@
 """RMSprop, plain or centered, with momentum and weight decay."""
-import numpy as np
 
 from .. import creation, dtypes
 from ..kernels import optim_kernels
-from ..tensor import Tensor
 from .optimizer import Optimizer, zeros_like_param
 
 

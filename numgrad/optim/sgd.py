@@ -1,8 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay."""
-import numpy as np
 
 from ..kernels import optim_kernels
-from ..tensor import Tensor
 from .optimizer import Optimizer, zeros_like_param
 
 

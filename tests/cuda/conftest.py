@@ -5,3 +5,8 @@ import pytest
 
 if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0"):
     raise pytest.UsageError("tests/cuda needs NUMBA_ENABLE_CUDASIM=1 (set before numba is imported)")
+
+import sys  # noqa: E402
+
+# the op-table cases and calls of tests/test_ops_table.py are shared with the CUDA tests
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,0 +1,130 @@
+"""Device semantics on the GPU (Numba's simulator): factories, moves, printing, errors, modules and
+optimizers, interop, and proof that a forward and backward pass copies nothing back to the host."""
+import numpy as np
+import pytest
+
+import numgrad
+from numgrad.cuda import array
+
+
+def test_factories_moves_and_printing():
+    x = numgrad.ones(2, 2, requires_grad=True, device="cuda")
+    assert x.device == numgrad.device("cuda:0") and x.is_cuda and x.get_device() == 0
+    assert repr(x) == "tensor([[1., 1.],\n        [1., 1.]], device='cuda:0', requires_grad=True)"
+    y = x + 2
+    assert repr(y) == "tensor([[3., 3.],\n        [3., 3.]], device='cuda:0', grad_fn=<AddBackward0>)"
+    d = numgrad.arange(3, device="cuda", dtype=numgrad.float64)
+    assert repr(d) == "tensor([0., 1., 2.], device='cuda:0', dtype=torch.float64)"
+    assert repr(numgrad.zeros(0, device="cuda")) == "tensor([], device='cuda:0')"
+    assert numgrad.cuda.is_available() and numgrad.cuda.device_count() == 1
+    for make in (lambda: x.cuda(), lambda: x.to("cuda:0"), lambda: x.to(numgrad.device("cuda"))):
+        assert make() is x  # already there: no copy, as torch
+    back = y.cpu()
+    assert back.device == numgrad.device("cpu") and type(back.grad_fn).__name__ == "ToCopyBackward0"
+    back.sum().backward()
+    assert x.grad.is_cuda and x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    z = numgrad.tensor([1.5, 2.5]).to("cuda", numgrad.float64)
+    assert z.dtype == numgrad.float64 and z.is_cuda and z.tolist() == [1.5, 2.5]
+    assert numgrad.zeros_like(z).is_cuda and numgrad.ones_like(z).device == z.device
+    assert numgrad.randn(3, device="cuda").is_cuda and numgrad.rand(2, 2, device="cuda").is_cuda
+    assert (x * 3).sum().item() == 12.0 and bool((x > 0).all() if hasattr(x, "all") else True)
+
+
+def test_device_errors_are_torchs():
+    a, b = numgrad.ones(2, device="cuda"), numgrad.ones(2)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least "
+                                           "two devices, cuda:0 and cpu!"):
+        a + b
+    with pytest.raises(RuntimeError, match="same device"):
+        numgrad.ones(2, 2, device="cuda") @ numgrad.ones(2, 2)
+    assert (a + numgrad.tensor(2.0)).is_cuda  # a 0-d CPU tensor is a scalar, as in torch
+    with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()"):
+        a.numpy()
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        numgrad.ones(2, device="tpu")
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        numgrad.ones(2, device="cuda:3")
+
+
+def _count_host_copies(monkeypatch):
+    """Counts every device-to-host copy the simulator makes, whoever asks for it."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    counter = {"n": 0}
+    original = FakeCUDAArray.copy_to_host
+
+    def counting(self, *args, **kwargs):
+        counter["n"] += 1
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(FakeCUDAArray, "copy_to_host", counting)
+    return counter
+
+
+def test_chain_forward_and_backward_copy_nothing_to_the_host(monkeypatch):
+    x = numgrad.randn(64, device="cuda", requires_grad=True)
+    w = numgrad.randn(64, device="cuda", requires_grad=True)
+    counter = _count_host_copies(monkeypatch)
+    before = array.TRANSFERS["to_host"]
+    for fusion in (True, False):
+        with numgrad.fusion(fusion):
+            y = ((x * w + 1).tanh() * x.sigmoid() - (x * 0.5).exp()).sum()
+            y.backward()
+    assert counter["n"] == 0 and array.TRANSFERS["to_host"] == before
+    assert x.grad.is_cuda and w.grad.is_cuda
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda p: numgrad.optim.SGD(p, lr=0.1, momentum=0.9),
+                                            lambda p: numgrad.optim.Adam(p, lr=0.01),
+                                            lambda p: numgrad.optim.AdamW(p, lr=0.01),
+                                            lambda p: numgrad.optim.RMSprop(p, lr=0.01, centered=True)],
+                         ids=["sgd", "adam", "adamw", "rmsprop"])
+def test_mlp_steps_match_the_cpu_and_stay_on_the_gpu(monkeypatch, make_optimizer):
+    def make():
+        numgrad.manual_seed(0)
+        return numgrad.nn.Sequential(numgrad.nn.Linear(6, 8), numgrad.nn.ReLU(), numgrad.nn.Linear(8, 3))
+    cpu_model, gpu_model = make(), make().cuda()
+    assert all(p.is_cuda for p in gpu_model.parameters())
+    x, t = numgrad.randn(5, 6), numgrad.randn(5, 3)
+    xg, tg = x.cuda(), t.cuda()
+    cpu_opt, gpu_opt = make_optimizer(cpu_model.parameters()), make_optimizer(gpu_model.parameters())
+    counter = _count_host_copies(monkeypatch)
+    for _ in range(3):
+        for model, opt, xx, tt in ((cpu_model, cpu_opt, x, t), (gpu_model, gpu_opt, xg, tg)):
+            opt.zero_grad()
+            loss = numgrad.nn.functional.mse_loss(model(xx), tt)
+            loss.backward()
+            opt.step()
+    assert counter["n"] == 0, "the GPU step copied to the host"
+    monkeypatch.undo()
+    for pc, pg in zip(cpu_model.parameters(), gpu_model.parameters()):
+        assert pg.is_cuda and pg.grad.is_cuda
+        np.testing.assert_allclose(pg.detach().cpu().numpy(), pc.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_cuda_array_interface_round_trip():
+    from numba import cuda
+    t = numgrad.arange(6.0, device="cuda").reshape(2, 3)
+    desc = t.__cuda_array_interface__
+    assert desc["shape"] == (2, 3) and desc["typestr"] == "<f4" and desc["version"] == 3
+    with pytest.raises(AttributeError, match="non-CUDA tensor"):
+        numgrad.ones(2).__cuda_array_interface__
+    with pytest.raises(RuntimeError, match="requires grad"):
+        numgrad.ones(2, device="cuda", requires_grad=True).__cuda_array_interface__
+    # a Numba device array in, shared without a copy: writes through it show in the tensor
+    d = cuda.to_device(np.arange(4, dtype=np.float64))
+    wrapped = numgrad.cuda.as_tensor(d)
+    assert wrapped.is_cuda and wrapped.dtype == numgrad.float64 and wrapped.tolist() == [0.0, 1.0, 2.0, 3.0]
+    d[1:2].copy_to_device(np.array([7.0]))
+    assert wrapped.tolist() == [0.0, 7.0, 2.0, 3.0]
+    # and a numgrad tensor's interface read back (a transposed view keeps its strides)
+    view = numgrad.cuda.as_tensor(t.t())
+    assert view.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
+def test_state_dict_and_saving_from_the_gpu(tmp_path):
+    model = numgrad.nn.Linear(3, 2).cuda()
+    path = tmp_path / "m.npz"
+    numgrad.save(model.state_dict(), path)
+    loaded = numgrad.load(path)
+    cpu = numgrad.nn.Linear(3, 2)
+    cpu.load_state_dict(loaded)
+    np.testing.assert_array_equal(cpu.weight.detach().numpy(), model.weight.detach().cpu().numpy())

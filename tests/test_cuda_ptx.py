@@ -1,0 +1,130 @@
+"""Every generated CUDA kernel compiles to PTX for compute capabilities 8.0 and 9.0 (numba.cuda.compile_ptx,
+NVVM from numba-cuda[cu13]; no GPU or driver needed): each op-table entry forward and backward, fused
+regions, optimizer updates, strided copies and fills. Runs in the normal session, without the simulator."""
+import functools
+
+import pytest
+
+from numgrad.ops.elementwise import _plan
+from numgrad.ops.table import ELEMENTWISE
+
+CCS = [(8, 0), (9, 0)]
+DTYPES = ["float32", "float64"]
+
+
+@functools.lru_cache(maxsize=None)
+def _types():
+    from numba.cuda import types
+    return types
+
+
+def _arr(dtype_name):
+    t = _types()
+    return (t.boolean if dtype_name in ("bool", "bool_") else getattr(t, dtype_name))[::1]
+
+
+def _scalar(dtype_name):
+    t = _types()
+    return t.boolean if dtype_name in ("bool", "bool_") else getattr(t, dtype_name)
+
+
+def compile_both(kernel, signature):
+    from numba import cuda
+    for cc in CCS:
+        ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=cc)
+        assert ".entry" in ptx and f".target sm_{cc[0]}{cc[1]}" in ptx
+
+
+def _forward(name, dtype):
+    from numgrad.kernels import cuda
+    entry = ELEMENTWISE[name]
+    is_array = tuple(nm not in entry.scalar_only for nm in entry.inputs)
+    kernel = cuda.elementwise_kernel(entry.name, entry.inputs, is_array, entry.forward_outputs, dtype)
+    args = [(_arr if arr else _scalar)("bool" if nm in entry.bool_inputs else dtype)
+            for nm, arr in zip(entry.inputs, is_array)]
+    out = "bool" if entry.kind == "compare" else dtype
+    return kernel, (_types().int64, *args, _arr(out))
+
+
+def _backward(name, dtype):
+    from numgrad.kernels import cuda
+    entry = ELEMENTWISE[name]
+    pattern = tuple(-2 if nm in entry.scalar_only else i for i, nm in enumerate(entry.inputs))
+    plan = _plan(name, pattern)
+    if not plan.exprs or plan.not_implemented:  # no derivative: backward raises before any kernel
+        return None
+    used = plan.kernel_inputs[1:]
+    is_array = (True, *(nm not in entry.scalar_only for nm in used))
+    kernel = cuda.elementwise_kernel(plan.kernel_name, plan.kernel_inputs, is_array, plan.exprs, dtype)
+    args = [_arr(dtype)] + [(_arr if nm not in entry.scalar_only else _scalar)("bool" if is_bool else dtype)
+                            for nm, is_bool in zip(used, plan.bool_used)]
+    return kernel, (_types().int64, *args, *[_arr(dtype)] * len(plan.exprs))
+
+
+# logical ops read bool inputs whatever the dtype: one case compiles their kernel
+OP_CASES = [(name, dtype) for name in sorted(ELEMENTWISE) for dtype in DTYPES
+            if not (name.startswith("logical_") and dtype == "float64")]
+
+
+@pytest.mark.parametrize("name,dtype", OP_CASES)
+def test_op_kernels_compile_to_ptx(name, dtype):
+    entry = ELEMENTWISE[name]
+    compile_both(*_forward(name, dtype))
+    backward = _backward(name, dtype) if entry.grads else None
+    if backward is not None:
+        compile_both(*backward)
+
+
+def _fused_program(dtype):
+    """A region like the benchmark's chain: full and one-value leaves, a host scalar, several steps and
+    two outputs (as a fused backward writes)."""
+    from numgrad.kernels.fused import Program
+    p = Program((10,))
+    p.target = "cuda"
+    x, y = p._add_leaf(None, dtype, "array"), p._add_leaf(None, dtype, "array")
+    g = p._add_leaf(None, dtype, "array")
+    s = p._add_leaf(2.0, dtype, "scalar")
+    p.leaves[0].kind = p.leaves[1].kind = "full"
+    p.leaves[2].kind = "one"
+    mul = ELEMENTWISE["mul"].forward
+    v0 = p.step(mul, (("a", x, dtype), ("b", s, dtype)), dtype, dtype)
+    v1 = p.step(ELEMENTWISE["add"].forward, (("a", v0, dtype), ("b", y, dtype)), dtype, dtype)
+    v2 = p.step(ELEMENTWISE["tanh"].forward, (("a", v1, dtype),), dtype, dtype)
+    v3 = p.step(mul, (("a", v2, dtype), ("b", g, dtype)), dtype, dtype)
+    v4 = p.step(ELEMENTWISE["sigmoid"].forward, (("a", v3, dtype),), dtype, dtype)
+    return p, [v3, v4]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_kernels_compile_to_ptx(dtype):
+    from numgrad.kernels import cuda, cuda_fused
+    program, outputs = _fused_program(dtype)
+    kernel = cuda.source_kernel("ptx_fused", cuda_fused.map_source(program, outputs))
+    a = _arr(dtype)
+    compile_both(kernel, (_types().int64, a, a, a, _scalar(dtype), a, a))
+
+
+BOOL_SCALARS = {"nesterov", "maximize", "first", "amsgrad", "centered"}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop"])
+def test_optimizer_kernels_compile_to_ptx(name, dtype):
+    from numgrad.kernels import cuda, optim_kernels
+    params = [p.strip() for p in optim_kernels.BODIES[name][0].split(",")]
+    kernel = cuda.source_kernel(f"ptx_optim_{name}_{dtype}", optim_kernels.cuda_kernel_source(name, dtype))
+    first_scalar = next(i for i, p in enumerate(params) if p.startswith("neg_"))
+    t = _types()
+    sig = [_arr(dtype)] * first_scalar + [t.boolean if p in BOOL_SCALARS else t.float64 for p in params[first_scalar:]]
+    compile_both(kernel, (t.int64, *sig))
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "float32"), ("float64", "float32"), ("bool", "float32"),
+                                     ("int64", "float64"), ("float32", "bool"), ("int64", "int64")])
+def test_copy_and_fill_kernels_compile_to_ptx(src, dst):
+    from numgrad.cuda import array
+    t = _types()
+    i64 = t.int64
+    copy = array._copy_kernel(src, dst)
+    compile_both(copy, (i64, _arr(src), i64, _arr(dst), i64, *[i64] * (3 * array.MAX_DIMS)))
+    compile_both(array._fill_kernel(dst), (i64, _arr(dst), _scalar(dst)))

@@ -24,9 +24,12 @@ def _encode(obj, arrays):
     from .nn.parameter import Parameter
     if isinstance(obj, Tensor):
         name = f"t{len(arrays)}"
-        arrays[name] = obj._data
-        return {"tensor": name, "dtype": obj._dtype.name, "requires_grad": obj._requires_grad,
-                "parameter": isinstance(obj, Parameter)}
+        arrays[name] = obj._host  # a CUDA tensor is copied to the host, as torch.save does
+        entry = {"tensor": name, "dtype": obj._dtype.name, "requires_grad": obj._requires_grad,
+                 "parameter": isinstance(obj, Parameter)}
+        if obj.is_cuda:
+            entry["device"] = str(obj.device)
+        return entry
     if isinstance(obj, dict):
         for key in obj:
             if not isinstance(key, (str, int)):
@@ -57,7 +60,7 @@ def save(obj, f):
         np.savez(f, **arrays)
 
 
-def _decode(obj, arrays, where):
+def _decode(obj, arrays, where, map_location=None):
     from .nn.parameter import Parameter
     if isinstance(obj, dict):
         if "tensor" in obj:
@@ -70,13 +73,24 @@ def _decode(obj, arrays, where):
                 raise RuntimeError(f"numgrad.load: {where}: array '{name}' holds {data.dtype}, but the index says "
                                    f"{obj['dtype']}")
             cls = Parameter if obj.get("parameter") else Tensor
+            device = map_location if map_location is not None else obj.get("device", "cpu")
+            if str(device).startswith("cuda"):  # back where it was saved, as torch.load does
+                from . import cuda
+                if not cuda.is_available():
+                    raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                                       "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                                       "machine, please use torch.load with map_location=torch.device('cpu') "
+                                       "to map your storages to the CPU.")
+                from .cuda.array import from_host
+                data = from_host(data)
             return cls._make(data, dtype, bool(obj.get("requires_grad")))
         if "dict" in obj:
-            return collections.OrderedDict((key, _decode(v, arrays, f"{where}[{key!r}]")) for key, v in obj["dict"])
+            return collections.OrderedDict((key, _decode(v, arrays, f"{where}[{key!r}]", map_location))
+                                           for key, v in obj["dict"])
         if "tuple" in obj:
-            return tuple(_decode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj["tuple"]))
+            return tuple(_decode(v, arrays, f"{where}[{i}]", map_location) for i, v in enumerate(obj["tuple"]))
         if "list" in obj:
-            return [_decode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj["list"])]
+            return [_decode(v, arrays, f"{where}[{i}]", map_location) for i, v in enumerate(obj["list"])]
         raise RuntimeError(f"numgrad.load: {where}: unknown entry {sorted(obj)} in the file's index")
     return obj
 
@@ -99,4 +113,6 @@ def load(f, map_location=None, weights_only=True):
     if meta.get("version") != VERSION:
         raise RuntimeError(f"numgrad.load: file format version {meta.get('version')} is not supported (this "
                            f"numgrad reads version {VERSION})")
-    return _decode(meta["object"], arrays, "object")
+    if map_location is not None and not isinstance(map_location, str):
+        map_location = str(map_location)  # a numgrad.device
+    return _decode(meta["object"], arrays, "object", map_location)

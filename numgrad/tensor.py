@@ -186,6 +186,12 @@ class Tensor:
         data = self._data
         return data if data.__class__ is np.ndarray else data.to_host()
 
+    def type(self, dtype=None):
+        """torch's legacy type name ('torch.FloatTensor', 'torch.cuda.FloatTensor'), or a conversion."""
+        if dtype is None:
+            return f"torch.{'cuda.' if self.is_cuda else ''}{self._dtype.word}Tensor"
+        return self.to(dtype)
+
     def is_floating_point(self):
         return self._dtype.is_floating_point
 
@@ -446,13 +452,14 @@ class Tensor:
             return self
         if node is not None:
             _keep_saved_originals(node, self)
-        data = self._data
+        data, values = self._data, result._data
         if data.__class__ is np.ndarray:
-            np.copyto(data, result._data, casting="unsafe")
+            if values.__class__ is not np.ndarray:  # copy_ from the GPU: an explicit copy, as torch's
+                values = values.to_host()
+            np.copyto(data, values, casting="unsafe")
         else:
-            check_same_device(self, result)
-            from .cuda.array import copy_into
-            copy_into(data, result._data)
+            from .cuda.array import copy_into, from_host
+            copy_into(data, values if values.__class__ is not np.ndarray else from_host(values))
         self._vc[0] += 1
         if node is not None and self._base is not None:
             from .ops.shape import rebase_view

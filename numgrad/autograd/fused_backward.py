@@ -2,9 +2,8 @@
 gathers the elementwise nodes whose every incoming gradient comes from inside the region, and computes
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
-import numpy as np
 
-from .. import lazy
+from .. import lazy, storage
 from ..kernels import fused
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor import Tensor
@@ -78,7 +77,7 @@ def run(nodes, g, buffers):
         for nm in plan.zero:
             idx = plan.differentiable.index(nm)
             mshape, mdtype = node.meta[nm]
-            results[node][idx] = Tensor._make(np.zeros(mshape, mdtype.np), mdtype)
+            results[node][idx] = Tensor._make(storage.zeros(mshape, mdtype.np, g._data), mdtype)
         for nm, var in contributions:
             idx = plan.differentiable.index(nm)
             child, nr = node.next_functions[idx]

@@ -15,10 +15,10 @@ NUMPY_ON_CUDA = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.c
 
 
 class _Flags:
-    __slots__ = ("c_contiguous",)
+    __slots__ = ("c_contiguous", "writeable")
 
-    def __init__(self, c):
-        self.c_contiguous = c
+    def __init__(self, c, writeable):
+        self.c_contiguous, self.writeable = c, writeable
 
 
 class DeviceArray:
@@ -75,7 +75,9 @@ class DeviceArray:
 
     @property
     def flags(self):
-        return _Flags(self.strides == _c_strides(self.shape, self.itemsize) or self.size <= 1)
+        # broadcast views are read-only, as NumPy's
+        return _Flags(self.strides == _c_strides(self.shape, self.itemsize) or self.size <= 1,
+                      all(st or d <= 1 for d, st in zip(self.shape, self.strides)))
 
     @property
     def T(self):
@@ -319,7 +321,7 @@ def _infer(shape, size):
 
 # ---- making and copying ---------------------------------------------------------------------------
 def empty(shape, dtype):
-    shape = tuple(shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return DeviceArray(cuda.device_array(max(math.prod(shape), 1), np.dtype(dtype)), shape)
 
 

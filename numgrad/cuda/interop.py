@@ -55,6 +55,10 @@ def _c_steps(shape):
 def tensor_from_interface(obj):
     from .. import dtypes
     from ..tensor import Tensor
-    desc = obj.__cuda_array_interface__
+    if target.SIMULATOR and not hasattr(obj, "__cuda_array_interface__") and hasattr(obj, "_ary"):
+        desc = obj._ary.__array_interface__  # a simulator device array: its memory is a host array's
+        desc = dict(desc, strides=desc["strides"] or None)
+    else:
+        desc = obj.__cuda_array_interface__
     arr = device_array_from_interface(desc, obj)
     return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))

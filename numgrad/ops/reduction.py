@@ -199,7 +199,7 @@ def prod(t, dim=None, keepdim=False, dtype=None):
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     src = t._data.astype(out_dtype.np)
     if any(t._data.shape[a] == 0 for a in axes):
-        values = np.ones(_kept_shape(t._data.shape, axes, False), out_dtype.np)
+        values = storage.full(_kept_shape(t._data.shape, axes, False), 1, out_dtype.np, t._data)
     else:
         values, _ = _fold("prod", src, axes, out_dtype.np)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)

@@ -125,6 +125,8 @@ def test_state_dict_and_saving_from_the_gpu(tmp_path):
     path = tmp_path / "m.npz"
     numgrad.save(model.state_dict(), path)
     loaded = numgrad.load(path)
+    assert loaded["weight"].is_cuda  # back on the device it was saved from, as torch.load
+    assert not numgrad.load(path, map_location="cpu")["weight"].is_cuda
     cpu = numgrad.nn.Linear(3, 2)
     cpu.load_state_dict(loaded)
     np.testing.assert_array_equal(cpu.weight.detach().numpy(), model.weight.detach().cpu().numpy())

@@ -1,9 +1,9 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, with backward."""
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, storage
 from ..autograd.node import record
-from ..tensor import Tensor
+from ..tensor import Tensor, check_same_device
 from .shape import view_of, wrap_dim
 
 __all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
@@ -27,7 +27,8 @@ def _cat_backward(node, g):
     d, grads, offset = node.saved("dim"), [], 0
     for (shape, dtype), (child, _) in zip(node.input_meta, node.next_functions):
         if shape == (0,) and g._data.ndim != 1:  # a skipped legacy empty tensor
-            grads.append(g.new_zeros(0).to(dtype) if child is not None else None)
+            zeros = g.new_zeros(0, device=g.device) if g.is_cuda else g.new_zeros(0)
+            grads.append(zeros.to(dtype) if child is not None else None)
             continue
         grads.append(g.narrow(d, offset, shape[d]).to(dtype) if child is not None else None)
         offset += shape[d]
@@ -41,6 +42,7 @@ def cat(tensors, dim=0):
     for i, t in enumerate(tensors):
         if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    check_same_device(*tensors)
     # torch still skips 1-D empty tensors, whatever the others' shapes (legacy behaviour)
     kept = [(i, t) for i, t in enumerate(tensors) if t._data.shape != (0,)] or [(0, tensors[0])]
     ref = kept[0][1]._data.shape
@@ -54,7 +56,17 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
     dtype = _result_dtype(tensors)
-    data = np.concatenate([t._data for _, t in kept], axis=d, dtype=dtype.np, casting="unsafe")
+    if storage.on_gpu(kept[0][1]._data):  # copies into slices of one new GPU array
+        from ..cuda.array import copy_into, empty
+        shape = list(ref)
+        shape[d] = sum(t._data.shape[d] for _, t in kept)
+        data, offset = empty(shape, dtype.np), 0
+        for _, t in kept:
+            size = t._data.shape[d]
+            copy_into(data[(slice(None),) * d + (slice(offset, offset + size),)], t._data)
+            offset += size
+    else:
+        data = np.concatenate([t._data for _, t in kept], axis=d, dtype=dtype.np, casting="unsafe")
     out = Tensor._make(data, dtype)
     record("CatBackward0", _cat_backward, tensors, [out], {"dim": d})
     return out
@@ -79,8 +91,16 @@ def stack(tensors, dim=0):
         if t._data.shape != ref:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
                                f"{list(t._data.shape)} at entry {i}")
+    check_same_device(*tensors)
     dtype = _result_dtype(tensors)
-    out = Tensor._make(np.stack([t._data for t in tensors], axis=d, dtype=dtype.np, casting="unsafe"), dtype)
+    if storage.on_gpu(tensors[0]._data):  # copies into slices of one new GPU array
+        from ..cuda.array import copy_into, empty
+        data = empty(ref[:d] + (len(tensors),) + ref[d:], dtype.np)
+        for i, t in enumerate(tensors):
+            copy_into(data[(slice(None),) * d + (i,)], t._data)
+        out = Tensor._make(data, dtype)
+    else:
+        out = Tensor._make(np.stack([t._data for t in tensors], axis=d, dtype=dtype.np, casting="unsafe"), dtype)
     record("StackBackward0", _stack_backward, tensors, [out], {"dim": d})
     return out
 
@@ -91,7 +111,8 @@ def _pieces_backward(join):
         from ..creation import zeros
         d, shapes = node.saved("dim"), node.saved("shapes")
         dtype = node.input_meta[0][1]
-        grads = [g if g is not None else zeros(*s, dtype=dtype)
+        device = next(({"device": g.device} for g in grads if g is not None and g.is_cuda), {})  # {}: the CPU
+        grads = [g if g is not None else zeros(*s, dtype=dtype, **device)
                  for g, s in zip(list(grads) + [None] * (len(shapes) - len(grads)), shapes)]
         return (join(grads, d),)
     return backward

@@ -1,7 +1,8 @@
 """linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, storage
+from ..autograd.grad_mode import no_grad
 from ..autograd.node import record
 from ..ops.indexing import index_put
 from ..tensor import Tensor, check_same_device
@@ -51,7 +52,9 @@ def _embedding_backward(node, g):
     rows = g.reshape(-1, g.shape[-1])
     if scale is not None:  # padding rows get nothing; scale_grad_by_freq divides by each index's count
         rows = rows * scale
-    return (index_put(rows.new_zeros(num, rows.shape[-1]), (indices,), rows, accumulate=True),)
+    zeros = rows.new_zeros(num, rows.shape[-1], device=rows.device) if rows.is_cuda else \
+        rows.new_zeros(num, rows.shape[-1])
+    return (index_put(zeros, (indices,), rows, accumulate=True),)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -70,6 +73,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
             padding_idx = num + padding_idx
     idx = input._data
+    if storage.on_gpu(idx) or storage.on_gpu(weight._data):
+        return _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -86,6 +91,35 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         scale = constant(s.reshape(-1, 1))
     record("EmbeddingBackward0", _embedding_backward, [weight], [out],
            {"indices": constant(flat), "num_weights": num, "row_scale": scale})
+    return out
+
+
+def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num):
+    """embedding on the GPU: a row gather, and the gradient's row scales from tensor ops outside autograd."""
+    from ..kernels import cuda_index
+    from ..ops.indexing import _first_bad
+    check_same_device(input, weight)
+    idx = input._data
+    if idx.size and _first_bad(idx, 0, num - 1) is not None:
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        raise NotImplementedError("numgrad: embedding(max_norm=...) is not implemented for CUDA tensors")
+    out = new_tensor(cuda_index.take(weight._data, (idx,)), weight._dtype)
+    flat = Tensor._make(idx.reshape(-1), dtypes.int64)
+    scale = None
+    if padding_idx is not None or scale_grad_by_freq:
+        with no_grad():
+            s = Tensor._make(storage.full(flat.shape, 1, weight._data.dtype, idx), weight._dtype)
+            if scale_grad_by_freq:
+                counts = Tensor._make(storage.zeros((num,), np.int64, idx), dtypes.int64)
+                counts.index_put_((flat,), Tensor._make(storage.full((), 1, np.int64, idx), dtypes.int64),
+                                  accumulate=True)
+                s = s / counts[flat]
+            if padding_idx is not None:
+                s = s.masked_fill(flat == padding_idx, 0)
+        scale = Tensor._make(s._data.reshape(-1, 1), weight._dtype)
+    record("EmbeddingBackward0", _embedding_backward, [weight], [out],
+           {"indices": flat, "num_weights": num, "row_scale": scale})
     return out
 
 

@@ -4,7 +4,8 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, storage
+from ..autograd.grad_mode import no_grad
 from ..autograd.node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
@@ -162,6 +163,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_target(input, target)
     class_dim = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[class_dim]
+    if storage.on_gpu(input._data) or storage.on_gpu(target._data):
+        return _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes)
     x = np.moveaxis(input._data, class_dim, -1).reshape(-1, n_classes)
     t = target._data.reshape(-1)
     ignored = t == ignore_index
@@ -196,6 +199,48 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out.reshape(target.shape) if view_back else out
 
 
+def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes):
+    """nll_loss on the GPU: the CPU formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
+    from ..ops.indexing import _first_bad
+    from ..tensor import Tensor, check_same_device
+    check_same_device(input, target, weight)
+    ndim = input._data.ndim
+    axes = [k for k in range(ndim) if k != class_dim] + [class_dim]  # np.moveaxis(class_dim, -1)
+    moved = input._data.transpose(axes)
+    t = target._data.reshape(-1)
+    bad = _first_bad(t, 0, n_classes - 1, skip=ignore_index)
+    if bad is not None:
+        raise IndexError(f"Target {bad} is out of bounds.")
+    with no_grad():
+        x = Tensor._make(moved.reshape(-1, n_classes), input._dtype)
+        tt = Tensor._make(t, dtypes.int64)
+        ignored = tt == ignore_index
+        safe_t = tt.masked_fill(ignored, 0).unsqueeze(1)
+        w = Tensor._make(storage.full((n_classes,), 1, x._dtype.np, t), x._dtype) if weight is None else \
+            Tensor._make(weight._data, weight._dtype).to(x._dtype)
+        wt = w[safe_t.squeeze(1)].masked_fill(ignored, 0)
+        losses = -wt * x.gather(1, safe_t).squeeze(1)
+        view_back = reduction == "none" and ndim not in (1, 2, 4)
+        if reduction == "none":
+            data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else target._data.shape), None
+        elif reduction == "sum":
+            data, scale = losses.sum(), None
+        else:  # the weighted mean: an all-ignored batch gives 0/0 = nan, as in torch
+            data = losses.sum() / wt.sum()
+            scale = 1 / wt.sum()
+        out = new_tensor(data._data, input._dtype)
+        if input._requires_grad:
+            coef = Tensor._make(storage.zeros(x._data.shape, x._data.dtype, t), x._dtype)
+            coef.scatter_(1, safe_t, (-wt if scale is None else -wt * scale).unsqueeze(1))
+            inverse = [axes.index(k) for k in range(ndim)]
+            coef = coef._data.reshape(moved.shape).transpose(inverse).contiguous()
+    name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
+    if input._requires_grad:
+        record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype), "reduction": reduction,
+                                                     "class_dim": class_dim, "target_shape": target._data.shape})
+    return out.reshape(target.shape) if view_back else out
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     check_reduction(reduction)
@@ -225,7 +270,12 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     weighted = logp * _class_view(weight, logp.dim(), class_dim) if weight is not None else logp
     ignore = target == ignore_index
     smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
-    if reduction == "mean":
+    if reduction == "mean" and storage.on_gpu(target._data):  # the same with tensor ops, staying on the GPU
+        with no_grad():
+            kept = ~ignore
+            count = weight.detach()[target[kept]].sum() if weight is not None else kept.sum()
+        smooth = smooth.sum() / count
+    elif reduction == "mean":
         if weight is not None:
             kept = target._data[~ignore._data]
             smooth = smooth.sum() / constant(weight._data[kept].sum().astype(weight._data.dtype))

@@ -17,7 +17,7 @@ from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transp
 from .random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
 from .tensor import Size, Tensor, device
 from . import tensor_methods  # noqa: F401  binds methods and operators onto Tensor
-from . import nn, optim  # noqa: E402  after the Tensor methods they build on
+from . import cuda, nn, optim  # noqa: E402  after the Tensor methods they build on (cuda imports no numba.cuda)
 from .serialization import load, save  # noqa: E402
 from .dlpack import from_dlpack, to_dlpack  # noqa: E402  also Tensor.__dlpack__, numgrad.utils.dlpack
 

@@ -308,7 +308,16 @@ def main(argv=None):
     parser.add_argument("--png", default="bench_results.png", help="where to write the chart")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
+    parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
     args = parser.parse_args(argv)
+    if args.device == "cuda":
+        from . import bench_cuda
+        result = bench_cuda.run(args.size, reps=3 if args.quick else 10)
+        with open(args.json.replace(".json", "_cuda.json"), "w") as f:
+            json.dump(result, f, indent=2)
+        return
     run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only)
 
 

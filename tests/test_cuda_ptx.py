@@ -104,6 +104,17 @@ def test_fused_kernels_compile_to_ptx(dtype):
     compile_both(kernel, (_types().int64, a, a, a, _scalar(dtype), a, a))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+def test_fused_fold_kernels_compile_to_ptx(kind, dtype):
+    from numgrad.kernels import codegen, cuda_fused
+    program, outputs = _fused_program(dtype)
+    acc = "float64" if kind == "sum" else dtype
+    kernel = codegen.load_module("ptx_fold", cuda_fused.fold_source(program, outputs[1], acc, kind)).fold
+    a, i64 = _arr(dtype), _types().int64
+    compile_both(kernel, (i64, i64, i64, a, a, a, _scalar(dtype), _arr(acc)))
+
+
 BOOL_SCALARS = {"nesterov", "maximize", "first", "amsgrad", "centered"}
 
 

@@ -56,14 +56,73 @@ def run_map(program, outputs, out_dtypes, outs=None):
     return outs
 
 
+# How a fold starts and folds one value x_i into acc (sum, or max/min where a NaN wins and stays, as torch)
+FOLD_INIT = {"sum": "0", "max": "-np.inf", "min": "np.inf"}
+FOLD_STEP = {"sum": "acc = acc + x_i", "max": "if x_i > acc or (x_i != x_i and acc == acc):\n{pad}    acc = x_i",
+             "min": "if x_i < acc or (x_i != x_i and acc == acc):\n{pad}    acc = x_i"}
+
+
+def fold_source(program, var, acc_dtype, kind):
+    """fold(rows, K, chunks, leaves..., out): block m folds chunk m % chunks of row m // chunks (positions
+    of a row are contiguous, length K), each thread striding over it so that reads coalesce, computing
+    the region's value at each position on the way; a shared-memory tree combines the threads, and
+    out[m] holds the chunk's result. Nothing of the region is stored."""
+    params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(program.leaves))
+    pad = " " * 12
+    loads = [f"{pad}l{k} = L{k}[i]" if leaf.kind == "full" else f"{pad}l{k} = L{k}[0]"
+             for k, leaf in enumerate(program.leaves) if leaf.kind != "scalar"]
+    steps = [f"{pad}{v} = {code}" for v, code in program.code()]
+    init = f"np.{acc_dtype}({FOLD_INIT[kind]})"
+    return f"""{target.HEADER}
+
+{target.KERNEL_DECORATOR}
+def fold(rows, K, chunks, {params}, out):
+    partial = cuda.shared.array({target.BLOCK}, np.{acc_dtype})
+    tid = cuda.threadIdx.x
+    span = (K + chunks - 1) // chunks
+    for m in range(cuda.blockIdx.x, rows * chunks, cuda.gridDim.x):
+        r = m // chunks
+        start = r * K + (m - r * chunks) * span
+        stop = min(start + span, r * K + K)
+        acc = {init}
+        for i in range(start + tid, stop, cuda.blockDim.x):
+{chr(10).join(loads + steps)}
+            x_i = np.{acc_dtype}({var})
+            {FOLD_STEP[kind].format(pad=pad)}
+        partial[tid] = acc
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:
+                acc = partial[tid]
+                x_i = partial[tid + s]
+                {FOLD_STEP[kind].format(pad=" " * 16)}
+                partial[tid] = acc
+            cuda.syncthreads()
+            s //= 2
+        if tid == 0:
+            out[m] = partial[0]
+        cuda.syncthreads()
+"""
+
+
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
-    """fused.run_fold on the GPU: the region's values, then a block reduction over the dims from
-    `split` on. Returns a flat DeviceArray (one element when split is 0): nothing is read back."""
+    """fused.run_fold on the GPU: one pass computing the region and folding it over the dims from `split`
+    on (a long row is split over several blocks whose partial results are folded once more). Returns a
+    flat DeviceArray (one element when split is 0): nothing is read back."""
+    from ..cuda.array import DeviceArray, empty
     from ..ops.table import REDUCTIONS
     from . import cuda_reduce
-    (values,) = run_map(program, [var], [np.dtype(program.var_dtypes[var].rstrip("_"))])
+    args = layout(program)
     shape = program.shape
-    outer, K = math.prod(shape[:split]), math.prod(shape[split:])
-    out, _ = cuda_reduce.run_reduction(kind, REDUCTIONS[kind].update, values.flat_buffer(), outer, K, 1, acc_dtype)
-    from ..cuda.array import DeviceArray
-    return DeviceArray(out, (outer,))
+    rows, K = math.prod(shape[:split]), math.prod(shape[split:])
+    # enough blocks to fill the GPU: a few hundred, each folding at least 8 elements per thread
+    chunks = max(1, min(-(-K // (target.BLOCK * 8)), -(-(4 if target.SIMULATOR else 1024) // rows)))
+    module = compiled(f"cuda_fold_{kind}", program, (var, acc_dtype), lambda: fold_source(program, var, acc_dtype, kind))
+    partials = empty((rows * chunks,), acc_dtype)
+    module.fold[target.blocks_for(rows * chunks, 1), target.BLOCK](rows, K, chunks, *args, partials.flat_buffer())
+    if chunks == 1:
+        return partials
+    out, _ = cuda_reduce.run_reduction(kind, REDUCTIONS[kind].update, partials.flat_buffer(), rows, chunks, 1,
+                                       acc_dtype)
+    return DeviceArray(out, (rows,))

@@ -130,3 +130,12 @@ def test_state_dict_and_saving_from_the_gpu(tmp_path):
     cpu = numgrad.nn.Linear(3, 2)
     cpu.load_state_dict(loaded)
     np.testing.assert_array_equal(cpu.weight.detach().numpy(), model.weight.detach().cpu().numpy())
+
+
+def test_bench_device_cuda_runs_and_reports_the_floor(capsys):
+    from numgrad import bench_cuda
+    result = bench_cuda.run(size=256, reps=1)
+    assert [r["workload"] for r in result["rows"]] == ["chain 256", "gelu-tanh 256"]
+    for row in result["rows"]:
+        assert row["numgrad_s"] > 0 and row["floor_s"] > 0 and row["vs_floor"] == row["numgrad_s"] / row["floor_s"]
+    assert "torch eager CUDA: n/a" in capsys.readouterr().out  # the CPU build of torch has no CUDA

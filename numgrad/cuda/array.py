@@ -295,7 +295,8 @@ class DeviceArray:
 
 
 _UFUNC_ENTRIES = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
-_VIEW_FUNCTIONS = {"dot": "dot", "reshape": "reshape", "transpose": "transpose", "swapaxes": "swapaxes", "squeeze": "squeeze",
+_VIEW_FUNCTIONS = {"dot": "dot", "reshape": "reshape", "transpose": "transpose", "swapaxes": "swapaxes",
+                   "squeeze": "squeeze",
                    "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "ravel": "ravel",
                    "ascontiguousarray": "contiguous"}
 

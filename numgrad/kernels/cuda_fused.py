@@ -118,7 +118,8 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     rows, K = math.prod(shape[:split]), math.prod(shape[split:])
     # enough blocks to fill the GPU: a few hundred, each folding at least 8 elements per thread
     chunks = max(1, min(-(-K // (target.BLOCK * 8)), -(-(4 if target.SIMULATOR else 1024) // rows)))
-    module = compiled(f"cuda_fold_{kind}", program, (var, acc_dtype), lambda: fold_source(program, var, acc_dtype, kind))
+    module = compiled(f"cuda_fold_{kind}", program, (var, acc_dtype),
+                      lambda: fold_source(program, var, acc_dtype, kind))
     partials = empty((rows * chunks,), acc_dtype)
     module.fold[target.blocks_for(rows * chunks, 1), target.BLOCK](rows, K, chunks, *args, partials.flat_buffer())
     if chunks == 1:

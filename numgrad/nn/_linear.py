@@ -52,9 +52,11 @@ def _embedding_backward(node, g):
     rows = g.reshape(-1, g.shape[-1])
     if scale is not None:  # padding rows get nothing; scale_grad_by_freq divides by each index's count
         rows = rows * scale
-    zeros = rows.new_zeros(num, rows.shape[-1], device=rows.device) if rows.is_cuda else \
-        rows.new_zeros(num, rows.shape[-1])
-    return (index_put(zeros, (indices,), rows, accumulate=True),)
+    if rows.is_cuda:  # index_put without parsing the index again (its bounds were checked by the forward)
+        from ..ops.indexing import _put
+        zeros = rows.new_zeros(num, rows.shape[-1], device=rows.device)
+        return (_put(zeros, (slice(None), Ellipsis), (indices._data,), rows, True, "IndexPutBackward0"),)
+    return (index_put(rows.new_zeros(num, rows.shape[-1]), (indices,), rows, accumulate=True),)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -111,10 +113,9 @@ def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num
         with no_grad():
             s = Tensor._make(storage.full(flat.shape, 1, weight._data.dtype, idx), weight._dtype)
             if scale_grad_by_freq:
-                counts = Tensor._make(storage.zeros((num,), np.int64, idx), dtypes.int64)
-                counts.index_put_((flat,), Tensor._make(storage.full((), 1, np.int64, idx), dtypes.int64),
-                                  accumulate=True)
-                s = s / counts[flat]
+                counts = storage.zeros((num,), np.int64, idx)  # np.bincount: the indices are checked
+                cuda_index.put(counts, (flat._data,), storage.full((), 1, np.int64, idx), True)
+                s = s / Tensor._make(cuda_index.take(counts, (flat._data,)), dtypes.int64)
             if padding_idx is not None:
                 s = s.masked_fill(flat == padding_idx, 0)
         scale = Tensor._make(s._data.reshape(-1, 1), weight._dtype)

@@ -201,6 +201,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes):
     """nll_loss on the GPU: the CPU formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
+    from ..kernels import cuda_index
     from ..ops.indexing import _first_bad
     from ..tensor import Tensor, check_same_device
     check_same_device(input, target, weight)
@@ -216,10 +217,12 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
         tt = Tensor._make(t, dtypes.int64)
         ignored = tt == ignore_index
         safe_t = tt.masked_fill(ignored, 0).unsqueeze(1)
-        w = Tensor._make(storage.full((n_classes,), 1, x._dtype.np, t), x._dtype) if weight is None else \
-            Tensor._make(weight._data, weight._dtype).to(x._dtype)
-        wt = w[safe_t.squeeze(1)].masked_fill(ignored, 0)
-        losses = -wt * x.gather(1, safe_t).squeeze(1)
+        w = storage.full((n_classes,), 1, x._dtype.np, t) if weight is None else \
+            weight._data.astype(x._dtype.np, copy=False)
+        # the targets are checked: the kernels directly, without the ops' bounds checks
+        wt = Tensor._make(cuda_index.take(w, (safe_t._data.reshape(-1),)), x._dtype).masked_fill(ignored, 0)
+        picked = Tensor._make(cuda_index.take_along_axis(x._data, safe_t._data, 1), x._dtype)
+        losses = -wt * picked.squeeze(1)
         view_back = reduction == "none" and ndim not in (1, 2, 4)
         if reduction == "none":
             data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else target._data.shape), None
@@ -230,10 +233,11 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
             scale = 1 / wt.sum()
         out = new_tensor(data._data, input._dtype)
         if input._requires_grad:
-            coef = Tensor._make(storage.zeros(x._data.shape, x._data.dtype, t), x._dtype)
-            coef.scatter_(1, safe_t, (-wt if scale is None else -wt * scale).unsqueeze(1))
+            coef = storage.zeros(x._data.shape, x._data.dtype, t)
+            values = (-wt if scale is None else -wt * scale).unsqueeze(1)._data
+            cuda_index.scatter_along_axis(coef, safe_t._data, 1, values, False)
             inverse = [axes.index(k) for k in range(ndim)]
-            coef = coef._data.reshape(moved.shape).transpose(inverse).contiguous()
+            coef = coef.reshape(moved.shape).transpose(inverse).contiguous()
     name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
     if input._requires_grad:
         record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype), "reduction": reduction,
@@ -271,9 +275,14 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     ignore = target == ignore_index
     smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
     if reduction == "mean" and storage.on_gpu(target._data):  # the same with tensor ops, staying on the GPU
+        from ..kernels import cuda_index
         with no_grad():
-            kept = ~ignore
-            count = weight.detach()[target[kept]].sum() if weight is not None else kept.sum()
+            if weight is not None:  # the kept targets' weights: the targets were checked by nll_loss
+                safe = target.masked_fill(ignore, 0)._data.reshape(-1)
+                picked = new_tensor(cuda_index.take(weight._data, (safe,)), weight._dtype)
+                count = picked.masked_fill(ignore.reshape(-1), 0).sum()
+            else:
+                count = (~ignore).sum()
         smooth = smooth.sum() / count
     elif reduction == "mean":
         if weight is not None:

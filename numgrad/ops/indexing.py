@@ -463,7 +463,7 @@ def select(t, dim, index):
 
 # ---- gather / scatter --------------------------------------------------------------------------------
 
-def _check_index(op, t, d, index, src=None, self_word="self"):
+def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
     check_same_device(t, index, src)
     if index._dtype is not dtypes.int64:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
@@ -481,6 +481,8 @@ def _check_index(op, t, d, index, src=None, self_word="self"):
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
     size = shape[d] if shape else 1
     if _gpu(index._data):
+        if not bounds:  # a backward's index, checked by the forward: no read back
+            return
         v = _first_bad(index._data, 0, size - 1)
         if v is not None:
             raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
@@ -506,8 +508,16 @@ def _gather_backward(node, g):
 
 
 def gather(t, dim, index, sparse_grad=False):
+    return _gather(t, dim, index, True)
+
+
+def _backward_gather(g, dim, index):
+    return _gather(g, dim, index, False) if _gpu(index._data) else g.gather(dim, index)
+
+
+def _gather(t, dim, index, bounds):
     d = wrap_dim(dim, t._data.ndim)
-    _check_index("gather", t, d, index, self_word="input")
+    _check_index("gather", t, d, index, self_word="input", bounds=bounds)
     if t._data.ndim == 0:
         out = Tensor._make(t._data.copy(), t._dtype)
     else:  # torch allows an index smaller than the input in every dim
@@ -521,7 +531,7 @@ def gather(t, dim, index, sparse_grad=False):
 
 
 def _scatter_add_backward(node, g):
-    return (g.gather(node.saved("dim"), node.saved("index")),)
+    return (_backward_gather(g, node.saved("dim"), node.saved("index")),)
 
 
 def scatter_into_zeros(shape, dim, index, src):
@@ -540,12 +550,12 @@ def scatter_into_zeros(shape, dim, index, src):
     return out
 
 
-def _scatter(op, t, dim, index, src, add):
+def _scatter(op, t, dim, index, src, add, bounds=True):
     d = wrap_dim(dim, t._data.ndim)
     is_tensor = isinstance(src, Tensor)
     if add and not is_tensor:
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
-    _check_index(op, t, d, index, src if is_tensor else None)
+    _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds)
     if is_tensor and src._dtype is not t._dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
     data = t._data.copy()
@@ -576,9 +586,10 @@ def _scatter_backward(node, g):
     d, index = node.saved("dim"), node.saved("index")
     grad_self = grad_src = None
     if node.next_functions[0][0] is not None:
-        grad_self = g if node.saved("add") else scatter(g, d, index, 0)
+        grad_self = g if node.saved("add") else \
+            _scatter("scatter", g, d, index, 0, False, False) if _gpu(index._data) else scatter(g, d, index, 0)
     if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
-        grad_src = g.gather(d, index)
+        grad_src = _backward_gather(g, d, index)
         if grad_src._data.shape != node.input_shape(1):  # src larger than index: the rest got no gradient
             grad_src = _embed(grad_src, node.input_shape(1), tuple(slice(0, s) for s in index._data.shape), None)
     return grad_self, grad_src

@@ -138,19 +138,64 @@ class DeviceArray:
     def __matmul__(self, other):
         return matmul(self, other)
 
-    def sum(self, dtype=None):
-        """The sum of every element as a 0-d DeviceArray (accumulated in float64 or int64)."""
-        from ..kernels import cuda_reduce
-        from ..ops.table import REDUCTIONS
-        acc = "float64" if self.dtype.kind == "f" else "int64"
-        out, _ = cuda_reduce.run_reduction("sum", REDUCTIONS["sum"].update, self.contiguous().flat_buffer(), 1,
-                                           self.size, 1, acc)
-        result = DeviceArray(out, ())
-        want = dtype or (self.dtype if self.dtype.kind == "f" else np.dtype(np.int64))
-        return result.astype(want, copy=False)
+    def __pow__(self, other):
+        return arithmetic("pow", self, other)
 
-    def mean(self):
-        return self.sum(np.float64) / self.size if self.size else full((), np.nan, self.dtype)
+    def __neg__(self):
+        return arithmetic("neg", self)
+
+    def __lt__(self, other):
+        return arithmetic("lt", self, other)
+
+    def __le__(self, other):
+        return arithmetic("le", self, other)
+
+    def __gt__(self, other):
+        return arithmetic("gt", self, other)
+
+    def __ge__(self, other):
+        return arithmetic("ge", self, other)
+
+    def __eq__(self, other):
+        return arithmetic("eq", self, other)
+
+    def __ne__(self, other):
+        return arithmetic("ne", self, other)
+
+    __hash__ = object.__hash__  # identity, as before __eq__ was defined elementwise
+
+    def __or__(self, other):
+        return arithmetic("logical_or", self, other)
+
+    def __and__(self, other):
+        return arithmetic("logical_and", self, other)
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        """NumPy's sum on the GPU (block reductions), accumulated in float64 or int64."""
+        from ..kernels import cuda_reduce
+        from ..ops.reduction import _gpu_layout
+        from ..ops.table import REDUCTIONS
+        axes = tuple(range(self.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(sorted(a % self.ndim for a in axes)) if self.ndim else ()
+        kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape)) if keepdims else \
+            tuple(d for i, d in enumerate(self.shape) if i not in axes)
+        acc = "float64" if self.dtype.kind == "f" else "int64"
+        want = dtype or (self.dtype if self.dtype.kind == "f" else np.dtype(np.int64))
+        if not axes or not self.size:
+            return (self.astype(acc) if axes else self.astype(want)).reshape(kept) if self.size else \
+                zeros(kept, want)
+        x, outer, K, inner = _gpu_layout(self, axes)
+        out, _ = cuda_reduce.run_reduction("sum", REDUCTIONS["sum"].update, x, outer, K, inner, acc)
+        return DeviceArray(out, kept).astype(want, copy=False)
+
+    def mean(self, axis=None, keepdims=False):
+        total = self.sum(axis, np.float64, keepdims)
+        count = self.size // max(1, total.size) if self.size else 0
+        return (total / count if count else full(total.shape, np.nan, np.float64)).astype(self.dtype)
+
+    def any(self):
+        """Whether any element is true: a control-flow read of one number from the GPU."""
+        return bool(self.astype(np.bool_).sum().to_host())
 
     def dot(self, other):
         return matmul(self, other)
@@ -281,7 +326,7 @@ class DeviceArray:
         if method == "__call__" and ufunc is np.matmul and out is None and not kwargs:
             return matmul(*inputs)
         entry = _UFUNC_ENTRIES.get(ufunc.__name__)
-        if method != "__call__" or entry is None or kwargs or len(inputs) != 2:
+        if method != "__call__" or entry is None or kwargs:
             raise NotImplementedError(f"numgrad: {ufunc.__name__} is not implemented for CUDA tensors")
         return arithmetic(entry, *inputs, out=out[0] if out else None)
 
@@ -294,7 +339,12 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype})"
 
 
-_UFUNC_ENTRIES = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
+# NumPy ufuncs that numgrad's NumPy-written ops call, as op-table entries
+_UFUNC_ENTRIES = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow",
+                  "maximum": "maximum", "minimum": "minimum", "less": "lt", "greater": "gt", "less_equal": "le",
+                  "greater_equal": "ge", "equal": "eq", "not_equal": "ne", "logical_or": "logical_or",
+                  "logical_and": "logical_and", "sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p",
+                  "expm1": "expm1", "negative": "neg", "absolute": "abs", "tanh": "tanh"}
 _VIEW_FUNCTIONS = {"dot": "dot", "reshape": "reshape", "transpose": "transpose", "swapaxes": "swapaxes",
                    "squeeze": "squeeze",
                    "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "ravel": "ravel",
@@ -395,19 +445,20 @@ def _fill_kernel(dtype_name):
 
 
 # ---- arithmetic and products --------------------------------------------------------------------------
-def arithmetic(name, x, y, out=None):
-    """x <op> y for DeviceArrays or scalars of one dtype (the op table's kernel for `name`), written to
-    `out` when given (a DeviceArray of the broadcast shape)."""
+def arithmetic(name, *operands, out=None):
+    """The op table's kernel for `name` on DeviceArrays and scalars (NumPy-style: the arrays' result
+    dtype), written to `out` when given (a DeviceArray of the broadcast shape)."""
     from ..ops.table import ELEMENTWISE
     entry = ELEMENTWISE[name]
-    arrays = [v for v in (x, y) if isinstance(v, DeviceArray)]
+    arrays = [v for v in operands if isinstance(v, DeviceArray)]
     shape = np.broadcast_shapes(*(v.shape for v in arrays))
     dtype = np.result_type(*(v.dtype for v in arrays))
     args = [v.broadcast_to(shape).contiguous(dtype).flat_buffer() if isinstance(v, DeviceArray) else dtype.type(v)
-            for v in (x, y)]
+            for v in operands]
     n = math.prod(shape)
-    target_out = out if out is not None and out.flags.c_contiguous and out.dtype == dtype else None
-    (flat,) = target.run_elementwise(name, entry.inputs, entry.forward_outputs, args, (dtype,), n, dtype.name,
+    out_dtype = np.dtype(np.bool_) if entry.kind == "compare" else dtype
+    target_out = out if out is not None and out.flags.c_contiguous and out.dtype == out_dtype else None
+    (flat,) = target.run_elementwise(name, entry.inputs, entry.forward_outputs, args, (out_dtype,), n, dtype.name,
                                      outs=[target_out.reshape(-1)] if target_out is not None else None)
     result = flat.reshape(shape)
     if out is not None and target_out is None:

@@ -13,8 +13,8 @@ def new_tensor(data, dtype):
 
 
 def constant(data):
-    """A tensor for a numpy array used as a constant in backward formulas."""
-    data = np.asarray(data)
+    """A tensor for an array (host or GPU) used as a constant in backward formulas."""
+    data = data if storage.on_gpu(data) else np.asarray(data)
     return Tensor._make(data, dtypes.from_numpy_dtype(data.dtype))
 
 

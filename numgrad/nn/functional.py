@@ -70,5 +70,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     keep = _generator().random(input.shape) >= p
     scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), input._data.dtype)
-    noise = Tensor._make((keep * scale).astype(input._data.dtype), input._dtype)
+    noise = (keep * scale).astype(input._data.dtype)
+    if input.is_cuda:  # drawn by numgrad's host generator: one host-to-device copy
+        from ..cuda.array import from_host
+        noise = from_host(noise)
+    noise = Tensor._make(noise, input._dtype)
     return input.mul_(noise) if inplace else input * noise

@@ -220,6 +220,16 @@ def any(input, dim=None, keepdim=False):
 def _bool_reduce(input, dim, keepdim, kind):
     import numpy as np
     from .dtypes import bool_
+    from . import storage
+    if storage.on_gpu(input._data):  # min (all) or max (any) of the truth values, by the block reduction
+        from .ops.reduction import _axes, _fold, _kept_shape
+        axes = _axes(input, dim)
+        shape = _kept_shape(input._shape, axes, keepdim and dim is not None)
+        truth = (input != 0)._data
+        if 0 in [input._shape[a] for a in axes]:  # nothing to look at: all() is True, any() False
+            return Tensor._make(storage.full(shape, kind == "all", np.bool_, truth), bool_)
+        values, _ = _fold("min" if kind == "all" else "max", truth, axes, np.bool_)
+        return Tensor._make(values.reshape(shape), bool_)
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
     data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
     return Tensor._make(np.asarray(data), bool_)

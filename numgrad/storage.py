@@ -18,6 +18,11 @@ def zeros(shape, np_dtype, like):
     return full(shape, 0, np_dtype, like)
 
 
+def contiguous(arr):
+    """`arr` in C order (itself when it already is)."""
+    return arr.contiguous() if on_gpu(arr) else np.ascontiguousarray(arr)
+
+
 def strided(flat, shape, strides, offset):
     """A view of flat contiguous array `flat` with element `strides`, starting `offset` elements in."""
     if on_gpu(flat):

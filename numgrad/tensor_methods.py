@@ -181,7 +181,7 @@ Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: 
 def _new(factory):
     """Tensor.new_zeros and friends: a factory defaulting to this tensor's dtype."""
     def make(self, *args, dtype=None, requires_grad=False, device=None):
-        return factory(*args, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device)
+        return factory(*args, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device or self.device)
     return make
 
 

@@ -1,13 +1,55 @@
-"""Test-suite settings: Hypothesis without deadlines (the first call of a new kernel compiles it)."""
+"""Test-suite settings: Hypothesis without deadlines (the first call of a new kernel compiles it), and the
+CUDA tests (tests/cuda) in a second pytest process under Numba's CUDA simulator, run beside this one."""
+import os
+import subprocess
+import sys
+import tempfile
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("numgrad", deadline=None, suppress_health_check=[HealthCheck.too_slow],
                           derandomize=True)
 settings.load_profile("numgrad")
 
-# tests/cuda runs in its own process under Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 must be set
-# before numba is imported): `.ci/run` and the README's test command start that second session.
-import os  # noqa: E402
-
+# NUMBA_ENABLE_CUDASIM=1 must be set before numba is imported, so the simulator needs its own process.
+# A run of the whole suite (`pytest` with no paths, or the tests folder) starts it at the beginning,
+# so that it works on the second core meanwhile, and at the end reports its result and fails the run if
+# it failed. `NUMBA_ENABLE_CUDASIM=1 pytest tests/cuda` runs those tests alone.
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 collect_ignore = [] if SIMULATOR else ["cuda"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+_simulator_run = {}
+
+
+def _whole_suite(config):
+    args = [a for a in config.invocation_params.args if not a.startswith("-")]
+    return not args or any(os.path.abspath(a) == HERE for a in args)
+
+
+def pytest_sessionstart(session):
+    if SIMULATOR or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR"):
+        return
+    log = tempfile.TemporaryFile(mode="w+")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    _simulator_run["proc"] = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, "cuda")],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=os.path.dirname(HERE))
+    _simulator_run["log"] = log
+
+
+def pytest_sessionfinish(session, exitstatus):
+    proc = _simulator_run.pop("proc", None)
+    if proc is None:
+        return
+    rc = proc.wait()
+    log = _simulator_run.pop("log")
+    log.seek(0)
+    output = log.read()
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = output.strip().splitlines()
+    shown = lines if rc != 0 else lines[-1:]
+    if reporter is not None:
+        reporter.write_sep("=", f"tests/cuda under Numba's CUDA simulator (separate process): exit code {rc}")
+        reporter.write_line("\n".join(shown))
+    if rc != 0:
+        session.exitstatus = 1

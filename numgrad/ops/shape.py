@@ -258,7 +258,7 @@ def _strided(flat, spec):
 def region_of(g, spec):
     """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
     from ..tensor import Tensor
-    out = Tensor._make(_strided(np.ascontiguousarray(g._data).reshape(-1), spec).copy(), g._dtype)
+    out = Tensor._make(_strided(storage.contiguous(g._data).reshape(-1), spec).copy(), g._dtype)
     record("AsStridedBackward0", _region_backward, [g], [out], {"spec": spec})
     return out
 

@@ -19,7 +19,7 @@ required = _RequiredParameter()
 
 def flat(t):
     """A flat view of a tensor's storage for the update kernels (a copy only if it is not contiguous)."""
-    return t._data.reshape(-1) if t._data.flags.c_contiguous else np.ascontiguousarray(t._data).reshape(-1)
+    return t._data.reshape(-1) if t._data.flags.c_contiguous else storage.contiguous(t._data).reshape(-1)
 
 
 def zeros_like_param(p):

@@ -139,3 +139,16 @@ def test_bench_device_cuda_runs_and_reports_the_floor(capsys):
     for row in result["rows"]:
         assert row["numgrad_s"] > 0 and row["floor_s"] > 0 and row["vs_floor"] == row["numgrad_s"] / row["floor_s"]
     assert "torch eager CUDA: n/a" in capsys.readouterr().out  # the CPU build of torch has no CUDA
+
+
+def test_all_any_and_new_factories_on_cuda():
+    x = numgrad.tensor([[1.0, 0.0], [2.0, 3.0]], device="cuda")
+    for dim in (None, 0, 1):
+        for kind in ("all", "any"):
+            gpu = getattr(x, kind)() if dim is None else getattr(x, kind)(dim)
+            cpu = getattr(x.cpu(), kind)() if dim is None else getattr(x.cpu(), kind)(dim)
+            assert gpu.is_cuda and gpu.dtype == numgrad.bool and gpu.tolist() == cpu.tolist()
+    empty = numgrad.zeros(0, 2, device="cuda")
+    assert empty.all().item() is True and empty.any().item() is False
+    for made in (x.new_zeros(3), x.new_ones(2, 2), x.new_full((2,), 5.0), x.new_tensor([1.0])):
+        assert made.is_cuda

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..kernels import cuda as target
-from .array import DeviceArray
+from .array import DeviceArray, _c_strides
 
 
 def _span(shape, strides, itemsize):
@@ -23,7 +23,7 @@ def device_array_from_interface(desc, owner):
     shape = tuple(desc["shape"])
     strides = desc.get("strides") or None
     if strides is None:
-        strides = tuple(np.empty(0, dtype).itemsize * s for s in _c_steps(shape))
+        strides = _c_strides(shape, dtype.itemsize)
     if any(s < 0 for s in strides):
         raise RuntimeError("numgrad cannot wrap GPU memory with negative strides")
     pointer = desc["data"][0]
@@ -42,14 +42,6 @@ def device_array_from_interface(desc, owner):
     except AttributeError:
         pass
     return DeviceArray(buf, shape, strides, 0)
-
-
-def _c_steps(shape):
-    steps, step = [], 1
-    for d in reversed(shape):
-        steps.append(step)
-        step *= max(d, 1)
-    return tuple(reversed(steps))
 
 
 def tensor_from_interface(obj):

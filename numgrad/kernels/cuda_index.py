@@ -243,11 +243,9 @@ def advanced_plan(shape, adv):
 
 
 def _c_strides(shape):
-    strides, step = [], 1
-    for d in reversed(shape):
-        strides.append(step)
-        step *= max(d, 1)
-    return tuple(reversed(strides))
+    """C-order strides in elements."""
+    from ..cuda.array import _c_strides as byte_strides
+    return byte_strides(shape, 1)
 
 
 def _offsets(region, adv, arrays, bshape):

@@ -27,12 +27,13 @@ def _whole_suite(config):
 
 
 def pytest_sessionstart(session):
-    if SIMULATOR or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR"):
+    if SIMULATOR or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR") or \
+            hasattr(session.config, "workerinput"):  # under pytest-xdist, only the controller starts it
         return
     log = tempfile.TemporaryFile(mode="w+")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     _simulator_run["proc"] = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, "cuda")],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", os.path.join(HERE, "cuda")],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=os.path.dirname(HERE))
     _simulator_run["log"] = log
 

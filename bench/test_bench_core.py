@@ -1,5 +1,5 @@
 """pytest-benchmark: the fusion issue's workloads on torch eager, numgrad fused and numgrad unfused
-(compare within a group: `pytest bench --benchmark-only --benchmark-group-by=group`)."""
+(compare within a group: `pytest bench --benchmark-only -n 0 --benchmark-group-by=group`)."""
 import pytest
 
 from numgrad.bench import WORKLOADS, make_inputs, run_step

@@ -22,8 +22,10 @@ _simulator_run = {}
 
 
 def _whole_suite(config):
-    args = [a for a in config.invocation_params.args if not a.startswith("-")]
-    return not args or any(os.path.abspath(a) == HERE for a in args)
+    """Whether this run collects the tests folder itself (its paths as pytest parsed them: testpaths when
+    none are given; option values such as `-p no:randomly` are not paths)."""
+    base = str(config.invocation_params.dir)
+    return any(os.path.abspath(os.path.join(base, a.split("::")[0])) == HERE for a in config.args)
 
 
 def pytest_sessionstart(session):

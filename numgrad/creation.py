@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from . import dtypes, lazy
+from . import dtypes, lazy, storage
 from .tensor import Tensor, check_device
 
 
@@ -114,10 +114,7 @@ def from_numpy(array):
 
 def _filled(shape, value, d, device, requires_grad):
     """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
-    if check_device(device).type == "cuda":
-        from .cuda import array
-        return _wrap(array.full(shape, value, d.np), d, None, requires_grad)
-    return _wrap(np.full(shape, value, d.np), d, None, requires_grad)
+    return _wrap(storage.full(shape, value, d.np, gpu=check_device(device).type == "cuda"), d, None, requires_grad)
 
 
 def _factory(value, name):

@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from . import storage
 from .kernels import codegen
 
 ENABLED = os.environ.get("NUMGRAD_FUSION", "1") != "0"
@@ -47,7 +48,7 @@ def fusion(enabled=True):
 
 
 def root(arr):
-    if arr.__class__ is not np.ndarray and hasattr(arr, "buf"):  # a CUDA view: its storage
+    if storage.on_gpu(arr):  # a CUDA view: its storage
         return arr.buf
     base = arr.base
     while isinstance(base, np.ndarray):

@@ -6,9 +6,10 @@ def on_gpu(arr):
     return arr.__class__ is not np.ndarray and hasattr(arr, "buf")
 
 
-def full(shape, value, np_dtype, like):
-    """`value` everywhere in a new array of `shape`, on the device of array `like`."""
-    if on_gpu(like):
+def full(shape, value, np_dtype, like=None, gpu=False):
+    """`value` everywhere in a new array of `shape`: on the GPU when `gpu` is true or array `like` lives
+    there, else a NumPy array."""
+    if gpu or (like is not None and on_gpu(like)):
         from .cuda import array
         return array.full(shape, value, np_dtype)
     return np.full(shape, value, np_dtype)
@@ -16,6 +17,13 @@ def full(shape, value, np_dtype, like):
 
 def zeros(shape, np_dtype, like):
     return full(shape, 0, np_dtype, like)
+
+
+def asarray(values, np_dtype=None):
+    """`values` (an array, host or GPU, or a scalar) as an array of `np_dtype`, copied only to convert."""
+    if on_gpu(values):
+        return values if np_dtype is None else values.astype(np_dtype, copy=False)
+    return np.asarray(values, np_dtype)
 
 
 def contiguous(arr):

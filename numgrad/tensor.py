@@ -171,9 +171,7 @@ class Tensor:
     @property
     def device(self):
         arr = self._arr
-        if arr is None:
-            return self._lazy.device
-        return CPU if arr.__class__ is np.ndarray else device_of_array(arr)
+        return self._lazy.device if arr is None else device_of_array(arr)
 
     @property
     def is_cuda(self):
@@ -490,15 +488,20 @@ def _rebuild(data, dtype_name, requires_grad, device_name="cpu"):
     return Tensor._make(data, dtypes._by_name(dtype_name), requires_grad)
 
 
-def check_same_device(*tensors):
-    """torch's error for an op given tensors on two devices."""
-    first = None
+def check_same_device(*tensors, cpu_scalars=False):
+    """The device an op on `tensors` (other values are skipped) runs on, or torch's error for two
+    devices. With `cpu_scalars` a 0-d CPU tensor joins an op on any device, as a scalar does in torch's
+    elementwise ops."""
+    found = None
     for t in tensors:
-        if isinstance(t, Tensor):
-            d = t.device
-            if first is None:
-                first = d
-            elif d != first:
-                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, {first} and {d}!")
-    return first
+        if not isinstance(t, Tensor):
+            continue
+        d = CPU if t._arr.__class__ is np.ndarray else t.device
+        if cpu_scalars and d is CPU and not t._shape:
+            continue
+        if found is None:
+            found = d
+        elif d != found:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{found} and {d}!")
+    return found or CPU

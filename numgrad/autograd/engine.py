@@ -1,9 +1,8 @@
 """The backward engine: walks the graph iteratively in dependency order and accumulates gradients."""
 import heapq
 
-import numpy as np
 
-from .. import lazy
+from .. import lazy, storage
 from . import fused_backward
 from .grad_mode import STATE
 from ..ops.elementwise import operand, run_kernel
@@ -21,11 +20,7 @@ def _root_grads(outputs, grad_outputs):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out.is_cuda:
-                from ..cuda import array
-                g = Tensor._make(array.full(out._shape, 1, out._dtype.np), out._dtype)
-            else:
-                g = Tensor._make(np.ones(out._data.shape, out._dtype.np), out._dtype)
+            g = Tensor._make(storage.full(out._shape, 1, out._dtype.np, out._data), out._dtype)
         elif not isinstance(g, Tensor):
             from ..creation import tensor
             g = tensor(g, dtype=out.dtype)

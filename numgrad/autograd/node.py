@@ -3,7 +3,6 @@ import itertools
 import re
 import weakref
 
-
 from ..tensor import Tensor
 from .grad_mode import STATE
 

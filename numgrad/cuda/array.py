@@ -260,11 +260,12 @@ class DeviceArray:
     def __setitem__(self, index, value):
         """Basic-index assignment on the GPU: from a scalar, a NumPy array (copied up) or a DeviceArray."""
         view = self[index]
-        if isinstance(value, np.ndarray):
-            value = from_host(value)
-        elif not isinstance(value, DeviceArray):
-            value = from_host(np.full(1, value, self.dtype)).reshape(())
-        copy_into(view, value)
+        if isinstance(value, DeviceArray):
+            copy_into(view, value)
+        elif isinstance(value, np.ndarray):
+            copy_into(view, from_host(value))
+        else:
+            fill(view, value)
 
     # ---- copies ---------------------------------------------------------------------------------
     def flat_buffer(self):
@@ -396,8 +397,11 @@ def from_host(arr):
 
 
 def fill(out, value):
-    target.launch(_fill_kernel(out.dtype.name), out.size, out.flat_buffer(), out.dtype.type(value)) \
-        if out.flags.c_contiguous else copy_into(out, from_host(np.full(1, value, out.dtype)).broadcast_to(out.shape))
+    """out[...] = value: a fill kernel over contiguous storage, else a broadcast copy of one value."""
+    if out.flags.c_contiguous:
+        target.launch(_fill_kernel(out.dtype.name), out.size, out.flat_buffer(), out.dtype.type(value))
+    else:
+        copy_into(out, from_host(np.full(1, value, out.dtype)).reshape(()))
 
 
 MAX_DIMS = 8

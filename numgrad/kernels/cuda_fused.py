@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from . import cuda as target
-from .fused import compiled
+from .fused import FOLDS, compiled
 
 
 def layout(program):
@@ -56,10 +56,12 @@ def run_map(program, outputs, out_dtypes, outs=None):
     return outs
 
 
-# How a fold starts and folds one value x_i into acc (sum, or max/min where a NaN wins and stays, as torch)
-FOLD_INIT = {"sum": "0", "max": "-np.inf", "min": "np.inf"}
-FOLD_STEP = {"sum": "acc = acc + x_i", "max": "if x_i > acc or (x_i != x_i and acc == acc):\n{pad}    acc = x_i",
-             "min": "if x_i < acc or (x_i != x_i and acc == acc):\n{pad}    acc = x_i"}
+def _fold_step(kind, indent):
+    """The op table's fold statements for `kind` (table.REDUCTIONS), folding x_i into acc; a fold of values
+    keeps no position, so the lines tracking BEST are left out."""
+    from ..ops.table import REDUCTIONS
+    pad = " " * indent
+    return "\n".join(pad + stmt.replace("ACC", "acc") for stmt in REDUCTIONS[kind].update if "BEST" not in stmt)
 
 
 def fold_source(program, var, acc_dtype, kind):
@@ -72,7 +74,7 @@ def fold_source(program, var, acc_dtype, kind):
     loads = [f"{pad}l{k} = L{k}[i]" if leaf.kind == "full" else f"{pad}l{k} = L{k}[0]"
              for k, leaf in enumerate(program.leaves) if leaf.kind != "scalar"]
     steps = [f"{pad}{v} = {code}" for v, code in program.code()]
-    init = f"np.{acc_dtype}({FOLD_INIT[kind]})"
+    init = FOLDS[kind]["init"].format(acc=acc_dtype)  # the CPU fold's starting value
     return f"""{target.HEADER}
 
 {target.KERNEL_DECORATOR}
@@ -88,7 +90,7 @@ def fold(rows, K, chunks, {params}, out):
         for i in range(start + tid, stop, cuda.blockDim.x):
 {chr(10).join(loads + steps)}
             x_i = np.{acc_dtype}({var})
-            {FOLD_STEP[kind].format(pad=pad)}
+{_fold_step(kind, 12)}
         partial[tid] = acc
         cuda.syncthreads()
         s = cuda.blockDim.x // 2
@@ -96,7 +98,7 @@ def fold(rows, K, chunks, {params}, out):
             if tid < s:
                 acc = partial[tid]
                 x_i = partial[tid + s]
-                {FOLD_STEP[kind].format(pad=" " * 16)}
+{_fold_step(kind, 16)}
                 partial[tid] = acc
             cuda.syncthreads()
             s //= 2

@@ -106,32 +106,13 @@ def walk_kernel(mode):
     return target.source_kernel(f"cuda_index_{mode}", _walk_source(mode))
 
 
-def offsets_kernel():
-    return _kernel("offsets", _OFFSETS)
+_BODIES = {"offsets": _OFFSETS, "first_bad": _FIRST_BAD, "bad_value": _BAD_VALUE, "count_chunks": _COUNT_CHUNKS,
+           "scan": _SCAN, "write_positions": _WRITE_POSITIONS, "unravel": _UNRAVEL}
 
 
-def first_bad_kernel():
-    return _kernel("first_bad", _FIRST_BAD)
-
-
-def bad_value_kernel():
-    return _kernel("bad_value", _BAD_VALUE)
-
-
-def count_chunks_kernel():
-    return _kernel("count_chunks", _COUNT_CHUNKS)
-
-
-def scan_kernel():
-    return _kernel("scan", _SCAN)
-
-
-def write_positions_kernel():
-    return _kernel("write_positions", _WRITE_POSITIONS)
-
-
-def unravel_kernel():
-    return _kernel("unravel", _UNRAVEL)
+def small_kernel(name):
+    """One of the index-bookkeeping kernels above, by name."""
+    return _kernel(name, _BODIES[name])
 
 
 # ---- launches --------------------------------------------------------------------------------------------------
@@ -166,7 +147,7 @@ def scatter_mode(dtype, accumulate):
 
 def add_offsets(idx, size, stride, acc, first):
     """acc[i] (=|+=) (idx[i] wrapped once if negative) * stride over flat int64 device arrays of one length."""
-    target.launch(offsets_kernel(), _i64(idx.size), idx, _i64(size), _i64(stride), acc, _i64(bool(first)))
+    target.launch(small_kernel("offsets"), _i64(idx.size), idx, _i64(size), _i64(stride), acc, _i64(bool(first)))
 
 
 def first_out_of_bounds(idx, lo, hi, skip=None):
@@ -178,9 +159,9 @@ def first_out_of_bounds(idx, lo, hi, skip=None):
     if not n:
         return None
     out = full((2,), n, np.int64)
-    target.launch(first_bad_kernel(), _i64(n), idx, _i64(lo), _i64(hi), _i64(0 if skip is None else skip),
+    target.launch(small_kernel("first_bad"), _i64(n), idx, _i64(lo), _i64(hi), _i64(0 if skip is None else skip),
                   _i64(skip is not None), out.buf)
-    bad_value_kernel()[1, 1](_i64(n), idx, out.buf)
+    small_kernel("bad_value")[1, 1](_i64(n), idx, out.buf)
     position, value = out.to_host().tolist()
     return value if position < n else None
 
@@ -196,14 +177,14 @@ def nonzero(mask):
     counts = empty((chunks,), np.int64)
     total = empty((1,), np.int64)
     if size:
-        target.launch(count_chunks_kernel(), _i64(chunks), flat, _i64(size), _i64(chunk), counts.buf)
-        scan_kernel()[1, 1](_i64(chunks), counts.buf, total.buf)
+        target.launch(small_kernel("count_chunks"), _i64(chunks), flat, _i64(size), _i64(chunk), counts.buf)
+        small_kernel("scan")[1, 1](_i64(chunks), counts.buf, total.buf)
         count = int(total.to_host()[0])  # the data-dependent result size: the one read back
     else:
         count = 0
     positions = empty((count,), np.int64)
     if count:
-        target.launch(write_positions_kernel(), _i64(chunks), flat, _i64(size), _i64(chunk), counts.buf,
+        target.launch(small_kernel("write_positions"), _i64(chunks), flat, _i64(size), _i64(chunk), counts.buf,
                       positions.buf)
     if mask.ndim == 1:
         return (positions,)
@@ -211,7 +192,7 @@ def nonzero(mask):
     for dim_size in mask.shape:
         inner //= max(dim_size, 1)
         out = empty((count,), np.int64)
-        target.launch(unravel_kernel(), _i64(count), positions.buf, _i64(max(inner, 1)), _i64(max(dim_size, 1)),
+        target.launch(small_kernel("unravel"), _i64(count), positions.buf, _i64(max(inner, 1)), _i64(max(dim_size, 1)),
                       out.buf)
         coords.append(DeviceArray(out.buf, (count,)))
     return tuple(coords)
@@ -342,12 +323,12 @@ def ptx_samples():
                             (i64, arr(dtype), i64, arr("int64"), arr(dtype), i64) + walk_scalars, f"{mode}-{dtype}"))
     ints = arr("int64")
     samples += [
-        (offsets_kernel().py_func, (i64, ints, i64, i64, ints, i64), "offsets"),
-        (first_bad_kernel().py_func, (i64, ints, i64, i64, i64, i64, ints), "first_bad"),
-        (bad_value_kernel().py_func, (i64, ints, ints), "bad_value"),
-        (count_chunks_kernel().py_func, (i64, arr("bool"), i64, i64, ints), "count_chunks"),
-        (scan_kernel().py_func, (i64, ints, ints), "scan"),
-        (write_positions_kernel().py_func, (i64, arr("bool"), i64, i64, ints, ints), "write_positions"),
-        (unravel_kernel().py_func, (i64, ints, i64, i64, ints), "unravel"),
+        (small_kernel("offsets").py_func, (i64, ints, i64, i64, ints, i64), "offsets"),
+        (small_kernel("first_bad").py_func, (i64, ints, i64, i64, i64, i64, ints), "first_bad"),
+        (small_kernel("bad_value").py_func, (i64, ints, ints), "bad_value"),
+        (small_kernel("count_chunks").py_func, (i64, arr("bool"), i64, i64, ints), "count_chunks"),
+        (small_kernel("scan").py_func, (i64, ints, ints), "scan"),
+        (small_kernel("write_positions").py_func, (i64, arr("bool"), i64, i64, ints, ints), "write_positions"),
+        (small_kernel("unravel").py_func, (i64, ints, i64, i64, ints), "unravel"),
     ]
     return [(f, types.void(*sig), label) for f, sig, label in samples]

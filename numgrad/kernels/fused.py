@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from .. import storage
 from . import codegen, pool, threads
 from .threads import PARALLEL_MIN
 DECORATOR = "@njit(cache=True, nogil=True, error_model='numpy')"
@@ -40,7 +41,7 @@ class Program:
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
-        if value.__class__ is not np.ndarray and hasattr(value, "buf"):  # GPU memory: never read here
+        if storage.on_gpu(value):  # GPU memory: never read here
             key = id(value)
             var = self.leaf_vars.get(key)
             if var is None:

@@ -7,9 +7,7 @@ from ..tensor import Tensor
 
 def new_tensor(data, dtype):
     """A tensor holding `data` (cast to `dtype`) that no graph knows yet."""
-    if storage.on_gpu(data):  # GPU memory stays there
-        return Tensor._make(data.astype(dtype.np, copy=False), dtype)
-    return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
+    return Tensor._make(storage.asarray(data, dtype.np), dtype)  # GPU memory stays there
 
 
 def constant(data):

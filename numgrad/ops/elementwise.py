@@ -10,7 +10,7 @@ from .. import dtypes, lazy, storage
 from ..autograd.grad_mode import STATE
 from ..autograd.node import Node, edge_of
 from ..kernels import cpu
-from ..tensor import CPU, Tensor
+from ..tensor import Tensor, check_same_device
 from .table import ELEMENTWISE, NOT_IMPLEMENTED
 
 
@@ -133,7 +133,7 @@ def apply(name, *args):
         if t._shape != shape:
             shape = broadcast_shapes(*(t._shape for t in tensors))
             break
-    device = common_device(tensors)
+    device = check_same_device(*tensors, cpu_scalars=True)
     n = math.prod(shape)
     result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape, device) if lazy.ENABLED and n else None
     if result is None:
@@ -144,22 +144,6 @@ def apply(name, *args):
                 node_class(name)(entry, args, result, compute)
                 break
     return result
-
-
-def common_device(tensors):
-    """The device an op on `tensors` runs on; torch's error for two devices. A 0-d CPU tensor is a
-    scalar and may join a CUDA op, as in torch."""
-    device = None
-    for t in tensors:
-        d = CPU if t._arr.__class__ is np.ndarray else t.device
-        if d is CPU and not t._shape:
-            continue
-        if device is None:
-            device = d
-        elif d != device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{device} and {d}!")
-    return device or CPU
 
 
 def run_kernel(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):

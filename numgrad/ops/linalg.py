@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, storage
 from ..autograd.node import record
 from ..tensor import Tensor, check_same_device
 from .elementwise import broadcast_shapes
@@ -27,8 +27,7 @@ def _no_bool(kernel, a):
 
 def _product(name, backward, a, b, data):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
-    out = Tensor._make(data if data.__class__ is not np.ndarray and hasattr(data, "buf") else
-                       np.asarray(data, a._data.dtype), a._dtype)
+    out = Tensor._make(storage.asarray(data, a._data.dtype), a._dtype)
     record(name, backward, [a, b], [out], {"a": a if b._requires_grad else None, "b": b if a._requires_grad else None})
     return out
 

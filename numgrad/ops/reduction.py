@@ -47,9 +47,9 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     """Runs the table's reduction kernel; returns (values, flat positions) shaped like the kept dims."""
     kept = _kept_shape(data.shape, axes, False)
     if not axes:  # a 0-d tensor or nothing to reduce
-        return data.astype(acc_dtype).reshape(kept), _zeros_like_device(data, kept, np.int64)
+        return data.astype(acc_dtype).reshape(kept), storage.zeros(kept, np.int64, data)
     entry = REDUCTIONS[name]
-    if _on_gpu(data):
+    if storage.on_gpu(data):
         from ..kernels import cuda_reduce
         x, outer, K, inner = _gpu_layout(data, axes)
         out, idx = cuda_reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
@@ -59,14 +59,6 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     combine = getattr(np, entry.combine) if entry.combine else None
     out, idx = cpu.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
     return out.reshape(kept), idx.reshape(kept)
-
-
-def _on_gpu(data):
-    return storage.on_gpu(data)
-
-
-def _zeros_like_device(like, shape, np_dtype):
-    return storage.zeros(shape, np_dtype, like)
 
 
 def _gpu_layout(x, axes):
@@ -84,17 +76,8 @@ def _gpu_layout(x, axes):
             math.prod(shape[r1:]))
 
 
-def _as_array(values, np_dtype=None):
-    """A fold's result (a scalar or an array, or a DeviceArray for a GPU region) as an array."""
-    if _on_gpu(values):
-        return values if np_dtype is None else values.astype(np_dtype, copy=False)
-    return np.asarray(values, np_dtype)
-
-
 def _result(data, dtype):
-    if _on_gpu(data):
-        return Tensor._make(data.astype(dtype.np, copy=False), dtype)
-    return Tensor._make(np.asarray(data, dtype=dtype.np), dtype)
+    return Tensor._make(storage.asarray(data, dtype.np), dtype)
 
 
 def _expand_back(node, g, keepdim_key="keepdim"):
@@ -102,7 +85,7 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     shape = node.input_shape(0)
     axes = node.saved("axes")
     if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
-        if _on_gpu(g._data):
+        if storage.on_gpu(g._data):
             return Tensor._make(g._data.broadcast_to(shape), g._dtype)
         return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
     if not node.saved(keepdim_key):
@@ -125,13 +108,13 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     shape = t._shape
     if any(shape[a] == 0 for a in axes):
-        values = _zeros_like_device(t._data, _kept_shape(shape, axes, False), out_dtype.np)
+        values = storage.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
     elif axes and lazy.ENABLED and axes == tuple(range(axes[0], len(shape))) and \
             out_dtype.is_floating_point == t._dtype.is_floating_point:
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
         acc = "float64" if out_dtype.is_floating_point else "int64"
-        values = _as_array(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
+        values = storage.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
@@ -165,12 +148,8 @@ def mean(t, dim=None, keepdim=False, dtype=None):
     count = int(np.prod([t._shape[a] for a in axes]))
     with no_grad():
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
-    if _on_gpu(s._data):
-        with no_grad():
-            out = _result((s / count if count else s * float("nan"))._data, s._dtype)
-    else:
-        out = _result(s._data / np.asarray(count, s._data.dtype) if count else
-                      np.full(s._data.shape, np.nan, s._data.dtype), s._dtype)
+    out = _result(s._data / np.asarray(count, s._data.dtype) if count else
+                  storage.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
     record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
@@ -229,7 +208,7 @@ def _select(name, t, axes, op, whole, want_index=False):
     if not want_index and axes and t._dtype.is_floating_point and lazy.ENABLED and \
             axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
         values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
-        return _as_array(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
+        return storage.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
 
 
@@ -426,11 +405,7 @@ def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
     axes, n, v = _var_parts(t, dim, c, keepdim, "std")
-    if _on_gpu(v._data):
-        with no_grad():
-            out = _result(v.sqrt()._data, t._dtype)
-    else:
-        out = _result(np.sqrt(v._data), t._dtype)
+    out = _result(np.sqrt(v._data), t._dtype)  # on the GPU, the op table's sqrt kernel (DeviceArray ufuncs)
     record("StdBackward0", _std_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
                                                         "correction": c, "dim": dim}, {"result": 0})
     return out

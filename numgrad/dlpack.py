@@ -154,19 +154,16 @@ def _compile_hooks():
 
     # A consumer may call a deleter from any thread, with or without the GIL, even at shutdown (then
     # the holder leaks, as NumPy's deleter does).
-    @cfunc(nt.void(nt.CPointer(nt.intp)))
-    def legacy_deleter(managed):
-        if is_initialized():
-            state = gil_ensure()
-            decref(managed[legacy_ctx])
-            gil_release(state)
+    def deleter(ctx):  # for the layout whose manager_ctx is word `ctx` (a constant in the compiled code)
+        @cfunc(nt.void(nt.CPointer(nt.intp)))
+        def delete(managed):
+            if is_initialized():
+                state = gil_ensure()
+                decref(managed[ctx])
+                gil_release(state)
+        return delete
 
-    @cfunc(nt.void(nt.CPointer(nt.intp)))
-    def versioned_deleter(managed):
-        if is_initialized():
-            state = gil_ensure()
-            decref(managed[versioned_ctx])
-            gil_release(state)
+    legacy_deleter, versioned_deleter = deleter(legacy_ctx), deleter(versioned_ctx)
 
     # Runs as the capsule is deallocated (GIL held); a renamed capsule belongs to its consumer. It
     # touches no Python error state, so an exception being raised at the time is left as it is.

@@ -1,4 +1,4 @@
 """`python -m numgrad` runs the benchmark."""
-from .bench import main
+from .bench.cpu import main
 
 main()

@@ -20,8 +20,10 @@ import types
 
 import numpy as np
 
-from . import dtypes, lazy
-from .tensor import Tensor, as_device
+from ._core import dtypes
+from . import lazy
+from .tensor import Tensor
+from .backend.dispatch import as_device
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 

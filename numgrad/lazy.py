@@ -6,15 +6,15 @@ to an array first computes the pending results that read it: Tensor._data (every
 the fused kernels' own) calls before_access, keyed by the array's root storage so views count too.
 Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily."""
 import contextlib
-import os
+import math
 import weakref
 
 import numpy as np
 
-from . import storage
-from .kernels import codegen
+from ._core.state import STATE
+from .backend import dispatch, lower
+from .backend.cpu import fused
 
-ENABLED = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
 EXPORTED = {}  # id(root array) -> weak reference to it: memory NumPy code may write to
@@ -26,15 +26,14 @@ KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dty
 
 
 def set_fusion(enabled):
-    """Turns fusion (deferred elementwise ops, fused kernels forward and backward) on or off; returns the
-    previous setting."""
-    global ENABLED
-    previous, ENABLED = ENABLED, bool(enabled)
+    """Turns fusion (deferred elementwise ops, fused kernels forward and backward) on or off in this
+    thread; returns the previous setting."""
+    previous, STATE.fusion = STATE.fusion, bool(enabled)
     return previous
 
 
 def is_fusion_enabled():
-    return ENABLED
+    return STATE.fusion
 
 
 @contextlib.contextmanager
@@ -48,7 +47,7 @@ def fusion(enabled=True):
 
 
 def root(arr):
-    if storage.on_gpu(arr):  # a CUDA view: its storage
+    if dispatch.on_gpu(arr):  # a CUDA view: its storage
         return arr.buf
     base = arr.base
     while isinstance(base, np.ndarray):
@@ -98,14 +97,12 @@ class LazyExpr:
     def force(self):
         if self.arr is None:
             if self.size == 1:  # one op on computed inputs: the op's own kernel (shared with unfused mode)
-                from .ops.elementwise import compute_now
                 _FORCING.add(id(self))  # reading the inputs must not compute this expression again
                 try:
                     self.arr = compute_now(self.entry, self.args, self.compute, self.dtype, self.shape)
                 finally:
                     _FORCING.discard(id(self))
             else:
-                from .kernels import fused
                 program = fused.Program(self.shape)
                 var = value_of(program, self)
                 (flat,) = fused.run_map(program, [var], [self.dtype.np])
@@ -117,6 +114,38 @@ class LazyExpr:
                 for ref in users:
                     _register(key, ref)
         return self.arr
+
+
+BOOL = np.dtype(np.bool_)
+
+
+def operand(value, shape, n, np_dtype):
+    """A kernel argument: a scalar for Python numbers and one-element tensors, else a flat contiguous
+    array of the broadcast shape (broadcast operands are materialised)."""
+    if not hasattr(value, "_lazy"):  # a Python or NumPy scalar, not a tensor
+        return np_dtype.type(value)
+    arr = value._data
+    if arr.__class__ is not np.ndarray:  # GPU memory: broadcast and cast on the device, never read here
+        if arr.shape != shape:
+            arr = arr.broadcast_to(shape)
+        return arr.contiguous(np_dtype).flat_buffer()
+    if arr.size == 1 or (arr.size and not any(arr.strides)):  # one value, possibly expanded
+        return np_dtype.type(arr.flat[0])
+    if arr.dtype != np_dtype:
+        arr = arr.astype(np_dtype)
+    if arr.shape != shape:
+        arr = np.broadcast_to(arr, shape)
+    return arr.ravel()
+
+
+def compute_now(entry, args, compute, out_dtype, shape):
+    """The op's values as an array, by its own (unfused) kernel."""
+    n = math.prod(shape)
+    np_dtype = compute.np
+    kargs = [operand(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype) for a, nm in zip(args, entry.inputs)]
+    (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                                         KERNEL_DTYPE[np_dtype])
+    return flat.reshape(shape)
 
 
 def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
@@ -139,7 +168,7 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
     if size > MAX_REGION:
         return None
     e = LazyExpr()
-    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device = \
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device =\
         entry, args, compute, out_dtype, shape, size, None, None, device
     ref = weakref.ref(e)
     for pending_input in pending_inputs:  # when it is computed, its readers move to its array
@@ -170,7 +199,7 @@ def value_of(program, e):
 def input_read(program, entry, nm, value, compute_name):
     """How a kernel step reads input `nm` of op-table `entry` holding `value` (a tensor, pending or
     not, or a Python scalar): (name, ref, dtype it is read as) for Program.step."""
-    if nm in entry.scalar_only and value in codegen.POW_FORMS and not isinstance(value, bool):
+    if nm in entry.scalar_only and value in lower.POW_FORMS and not isinstance(value, bool):
         return nm, repr(value), None  # x ** 2 and the like become products in the code
     want = "bool_" if nm in entry.bool_inputs else compute_name
     if hasattr(value, "_lazy"):
@@ -202,8 +231,8 @@ def write_pending_into(result, target):
     C-contiguous) when its region reads that storage only at the element it writes; False otherwise."""
     e = pending(result)
     arr = target._arr
-    if e is None or arr is None or e.size == 1 or result._dtype is not target._dtype or \
-            arr.__class__ is not np.ndarray or \
+    if e is None or arr is None or e.size == 1 or result._dtype is not target._dtype or\
+            arr.__class__ is not np.ndarray or\
             e.shape != arr.shape or not arr.flags.c_contiguous or 0 in arr.shape:
         return False
     _FORCING.add(id(e))
@@ -211,12 +240,11 @@ def write_pending_into(result, target):
         arr = target._data  # computes the other pending readers of this storage first
     finally:
         _FORCING.discard(id(e))
-    from .kernels import fused
     program = fused.Program(e.shape)
     var = value_of(program, e)
     flat = arr.reshape(-1)
     for leaf in program.leaves:  # reading the target elsewhere than at i would see values already written
-        if leaf.kind != "scalar" and np.shares_memory(leaf.value, arr) and \
+        if leaf.kind != "scalar" and np.shares_memory(leaf.value, arr) and\
                 not (leaf.value.shape == arr.shape and leaf.value.strides == arr.strides and
                      leaf.value.ctypes.data == arr.ctypes.data):
             return False
@@ -228,7 +256,6 @@ def write_pending_into(result, target):
 def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
     """Folds tensor `t` (sum, max or min) over its dims from `split` on in one pass with several
     accumulators; a pending `t` is computed inside the pass and never stored."""
-    from .kernels import fused
     program = fused.Program(t._shape)
     var = tensor_value(program, t)
     return fused.run_fold(program, var, acc_dtype, split, kind)

@@ -14,7 +14,7 @@ import zipfile
 
 import numpy as np
 
-from . import dtypes
+from ._core import dtypes
 from .tensor import Tensor
 
 FORMAT, VERSION, META = "numgrad", 1, "__numgrad__"
@@ -81,7 +81,7 @@ def _decode(obj, arrays, where, map_location=None):
                                        "torch.cuda.is_available() is False. If you are running on a CPU-only "
                                        "machine, please use torch.load with map_location=torch.device('cpu') "
                                        "to map your storages to the CPU.")
-                from .cuda.array import from_host
+                from .backend.cuda.array import from_host
                 data = from_host(data)
             return cls._make(data, dtype, bool(obj.get("requires_grad")))
         if "dict" in obj:

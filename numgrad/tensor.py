@@ -1,443 +1,236 @@
-"""Tensor: a numpy array with dtype and device, autograd fields, and operators that dispatch to ops."""
-import math
-import warnings
+"""Tensor, the class users see: TensorBase plus every method and operator, each calling the ops layer.
 
+Defined above the ops (as torch.Tensor sits on torch._C.TensorBase), so that ops import only TensorBase
+and still make every result a Tensor (TensorBase._make uses the class declared with result_class=True)."""
 import numpy as np
 
-from . import _printing, dtypes, lazy
-from .autograd.grad_mode import STATE
-
-NON_LEAF_GRAD = (
-    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
-    "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
-    "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
-    "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
-    "more information. (Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
-NON_LEAF_REQUIRES_GRAD = (
-    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
-    "subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-INFERENCE_INPLACE = (
-    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
-    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+from ._core import dtypes
+from .autograd import functional as autograd_functional
+from .backend import dispatch
+from .lazy import write_pending_into as lazy_write_pending_into
+from .node import SavedTensor, record
+from .ops import creation, device as device_ops, functional as F, indexing, reduction, shape
+from .ops.elementwise import apply
+from .tensor_base import TensorBase
 
 
-_WARNED_ONCE = {}
+def _table_methods():
+    """Methods named after the functional API: the tensor is the first argument."""
+    names = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+             "relu", "abs", "sign", "reciprocal", "erf", "logical_not", "isnan", "square", "floor", "ceil",
+             "round", "trunc", "add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max",
+             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+             "logical_xor", "equal", "allclose", "isclose", "all", "any", "sum", "mean", "prod", "max", "min",
+             "amax", "amin", "argmax", "argmin", "norm", "var", "std", "logsumexp", "softmax", "log_softmax",
+             "nonzero", "subtract", "multiply", "divide", "true_divide", "negative", "absolute", "greater",
+             "less", "greater_equal", "less_equal", "not_equal", "floor_divide")
+    methods = {name: getattr(F, name) for name in names}
+    for name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
+                 "expand", "expand_as", "clone", "contiguous"):
+        methods[name] = getattr(shape, name)
+    # in-place forms: compute out of place, then write into self (version bump, grad_fn rebase)
+    for name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max", "relu", "neg",
+                 "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "sign", "reciprocal", "square", "sin", "cos",
+                 "floor", "round", "maximum", "minimum", "logical_not", "erf", "log1p", "expm1", "rsqrt", "tan"):
+        methods[name + "_"] = _inplace(getattr(F, name))
+    return methods
 
 
-class Size(tuple):
-    """torch.Size: a tuple that prints as `torch.Size([2, 3])`."""
-
-    def __repr__(self):
-        return f"torch.Size([{', '.join(str(d) for d in self)}])"
-
-    def numel(self):
-        return int(np.prod(self))
-
-    def __getitem__(self, i):
-        r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+def _inplace(fn):
+    def op(self, *args, **kwargs):
+        self._check_inplace()
+        return self._write(fn(self, *args, **kwargs))
+    op.__name__ = fn.__name__ + "_"
+    return op
 
 
-class device:
-    """Where a tensor lives: the CPU, or a GPU through Numba's CUDA target (numgrad.cuda)."""
-
-    def __init__(self, type="cpu", index=None):
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        if ":" in type:
-            type, index = type.split(":")[0], int(type.split(":")[1])
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
-        if isinstance(index, int) and index < 0:
-            raise RuntimeError("Device index must not be negative")
-        self.type, self.index = type, index
-
-    def __repr__(self):
-        return f"device(type='{self.type}')" if self.index is None else \
-            f"device(type='{self.type}', index={self.index})"
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
-
-    def __hash__(self):
-        return hash((self.type, self.index))
+def _reflected(fn):
+    return lambda self, other: fn(other, self)
 
 
-CPU = device("cpu")
-CUDA0 = device("cuda", 0)
+def _logical(name, bitwise_int):
+    def op(self, other):
+        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
+            return getattr(F, name)(self, other)
+        other_data = other._data if isinstance(other, TensorBase) else other
+        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)), self.dtype)
+    return op
 
 
-def as_device(d):
-    """A device argument (None, 'cpu', 'cuda', 'cuda:0', an int GPU index or a device) as a device;
-    a CUDA device is checked to exist (torch's errors)."""
-    if d is None:
-        return CPU
-    if isinstance(d, int) and not isinstance(d, bool):
-        d = device("cuda", d)
-    d = device(d)
-    if d.type == "cuda":
-        from . import cuda
-        cuda._lazy_init()
-        if (d.index or 0) >= cuda.device_count():
-            raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously "
-                               "reported at some other API call, so the stacktrace below might be incorrect.")
-        return CUDA0 if not d.index else d
-    return CPU
+def _new(factory):
+    """Tensor.new_zeros and friends: a factory defaulting to this tensor's dtype."""
+    def make(self, *args, dtype=None, requires_grad=False, device=None):
+        return factory(*args, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device or self.device)
+    return make
 
 
-def check_device(d):
-    """Checks a device argument exists (torch's errors), returning it as a device."""
-    return as_device(d)
-
-
-def device_of_array(arr):
-    return CPU if arr.__class__ is np.ndarray else getattr(arr, "numgrad_device", CPU)
-
-
-class Tensor:
-    __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
-                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "__weakref__", "__dict__")
-    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
-
-    @classmethod
-    def _make(cls, data, dtype, requires_grad=False):
-        t = object.__new__(cls)
-        t._arr, t._lazy, t._dtype, t._requires_grad = data, None, dtype, requires_grad
-        t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
-        t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
-        t._fresh = False  # a gradient buffer nobody else holds (see engine.accumulate_into_grad)
-        return t
+class Tensor(TensorBase, result_class=True):
+    __slots__ = ()
+    locals().update(_table_methods())
 
     def __new__(cls, *args, **kwargs):
-        from . import creation
         if len(args) == 1 and not isinstance(args[0], int):
             return creation.tensor(args[0], dtype=dtypes.get_default_dtype())
         return creation.empty(*args, **kwargs)
 
-    # ---- storage: an array, or a pending fused expression (see lazy.py) -------------------------
-    @property
-    def _data(self):
-        """The values as a NumPy array: computes a pending result, and first computes the pending
-        results that read this storage, since the caller may be about to write to it."""
-        arr = self._arr
-        if arr is None:
-            arr = self._arr = self._lazy.force()
-            self._lazy = None
-        if lazy.READERS:
-            lazy.before_access(arr)
-        return arr
+    # ---- views and indexing ---------------------------------------------------------------------
+    t = shape.t_
+    T = property(shape.T)
+    mT = property(lambda self: shape.transpose(self, -2, -1))
+    swapaxes = swapdims = shape.transpose
+    gather = indexing.gather
 
-    @_data.setter
-    def _data(self, arr):
-        self._arr, self._lazy = arr, None
+    def where(self, condition, other):
+        return F.where(condition, self, other)
 
-    @property
-    def _shape(self):
-        arr = self._arr
-        return arr.shape if arr is not None else self._lazy.shape
+    # ---- operators: they call the op table directly, `self` being a tensor already ----------------
+    def __add__(self, other):
+        return apply("add", self, other)
 
-    # ---- metadata -------------------------------------------------------------------------------
-    @property
-    def shape(self):
-        return Size(self._shape)
+    __radd__ = __add__
 
-    def size(self, dim=None):
-        return Size(self._shape) if dim is None else self._shape[self._wrap_dim(dim)]
+    def __sub__(self, other):
+        return apply("sub", self, other)
 
-    def _wrap_dim(self, dim):
-        from .ops.shape import wrap_dim
-        return wrap_dim(dim, len(self._shape))
+    def __rsub__(self, other):
+        return apply("rsub", self, other)
 
-    def dim(self):
-        return len(self._shape)
+    def __mul__(self, other):
+        return apply("mul", self, other)
 
-    ndim = property(dim)
+    __rmul__ = __mul__
+    __truediv__ = F.div
+    __rtruediv__ = _reflected(F.div)
+    __pow__ = F.pow
+    __rpow__ = _reflected(F.pow)
+    __neg__ = F.neg
+    __abs__ = F.abs
+    __eq__ = F.eq
+    __ne__ = F.ne
+    __lt__ = F.lt
+    __le__ = F.le
+    __gt__ = F.gt
+    __ge__ = F.ge
+    __floordiv__ = F.floor_divide
+    __rfloordiv__ = _reflected(F.floor_divide)
+    __and__ = __rand__ = _logical("logical_and", np.bitwise_and)
+    __or__ = __ror__ = _logical("logical_or", np.bitwise_or)
+    __xor__ = __rxor__ = _logical("logical_xor", np.bitwise_xor)
 
-    def numel(self):
-        return math.prod(self._shape)
-
-    nelement = numel
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def device(self):
-        arr = self._arr
-        return self._lazy.device if arr is None else device_of_array(arr)
-
-    @property
-    def is_cuda(self):
-        return self.device.type == "cuda"
-
-    @property
-    def _host(self):
-        """The values as a NumPy array, copied from the GPU for a CUDA tensor: for printing, item(),
-        tolist() and control flow on a value, the only reads that may leave the device."""
-        data = self._data
-        return data if data.__class__ is np.ndarray else data.to_host()
-
-    def type(self, dtype=None):
-        """torch's legacy type name ('torch.FloatTensor', 'torch.cuda.FloatTensor'), or a conversion."""
-        if dtype is None:
-            return f"torch.{'cuda.' if self.is_cuda else ''}{self._dtype.word}Tensor"
-        return self.to(dtype)
-
-    def is_floating_point(self):
-        return self._dtype.is_floating_point
-
-    def element_size(self):
-        return self._dtype.itemsize
-
-    def is_contiguous(self):
-        return self._data.flags.c_contiguous
-
-    def data_ptr(self):
-        data = self._data
-        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.pointer()
-
-    def get_device(self):
-        return -1 if self.device.type == "cpu" else (self.device.index or 0)
-
-    @property
-    def __cuda_array_interface__(self):
-        if not self.is_cuda:
-            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} "
-                                 "If CUDA data is required use tensor.cuda() to copy tensor to device memory.")
-        if self._requires_grad:
-            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
-                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
-        return self._data.__cuda_array_interface__
-
-    def stride(self, dim=None):
-        strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
-        return strides if dim is None else strides[self._wrap_dim(dim)]
-
-    def is_inference(self):
-        return self._is_inference
-
-    # ---- autograd fields ------------------------------------------------------------------------
-    @property
-    def requires_grad(self):
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        if self._grad_fn is not None:  # the attribute form words it more briefly than requires_grad_()
-            raise RuntimeError("you can only change requires_grad flags of leaf variables." if flag else
-                               NON_LEAF_REQUIRES_GRAD)
-        self.requires_grad_(flag)
-
-    def requires_grad_(self, requires_grad=True):
-        if self._grad_fn is not None:
-            if requires_grad:
-                return self
-            raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
-        if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and self._is_inference and not STATE.inference:
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
-                               "allowed.")
-        self._requires_grad = bool(requires_grad)
+    def __pos__(self):
         return self
-
-    @property
-    def is_leaf(self):
-        return self._grad_fn is None
-
-    @property
-    def grad_fn(self):
-        return self._grad_fn
-
-    @property
-    def grad(self):
-        if self._grad_fn is not None and not self._retains_grad:
-            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
-        return self._grad
-
-    @grad.setter
-    def grad(self, value):
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
-            if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
-            if value._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
-        self._grad = value
-
-    @grad.deleter
-    def grad(self):
-        self._grad = None
-
-    @property
-    def output_nr(self):
-        return self._output_nr
-
-    @property
-    def _version(self):
-        return self._vc[0]
-
-    @property
-    def retains_grad(self):
-        return self._retains_grad
-
-    def retain_grad(self):
-        import weakref
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is not None and not self._retains_grad:
-            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
-            self._retains_grad = True
-
-    def register_hook(self, hook):
-        from .autograd.node import HookDict, add_hook
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
-            hooks = self._grad_fn._own("_tensor_pre_hooks").setdefault(self._output_nr, HookDict())
-        else:
-            if self._hooks is None:
-                self._hooks = HookDict()
-            hooks = self._hooks
-        return add_hook(hooks, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import functional
-        functional.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def detach(self):
-        t = Tensor._make(self._data, self._dtype)
-        t._vc, t._is_inference = self._vc, self._is_inference  # detach shares the version counter
-        return t
-
-    def detach_(self):
-        self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
-        return self
-
-    @property
-    def data(self):
-        t = Tensor._make(self._data, self._dtype)  # .data changes are invisible to autograd
-        t._is_inference = self._is_inference
-        return t
-
-    @data.setter
-    def data(self, value):
-        self._data, self._dtype = value._data, value._dtype
-
-    # ---- conversion -----------------------------------------------------------------------------
-    def numpy(self, force=False):
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
-        data = self._data
-        if data.__class__ is not np.ndarray:
-            raise TypeError(data.NUMPY_ON_CUDA)
-        lazy.export(data)  # NumPy code may write to it from now on
-        return data
-
-    def __array__(self, dtype=None, copy=None):
-        data = self.numpy()
-        return data if dtype is None else data.astype(dtype)
-
-    def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._host.reshape(-1)[0].item()
-
-    def tolist(self):
-        return self._host.tolist()
-
-    def _scalar_for_python(self, warn=False):
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad and not _WARNED_ONCE.get("float"):
-            _WARNED_ONCE["float"] = True  # torch warns once per process (TORCH_WARN_ONCE)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                          "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
-                          "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
-                          UserWarning, stacklevel=3)
-        return self.item()
-
-    def __float__(self):
-        return float(self._scalar_for_python(warn=True))
-
-    def __int__(self):
-        return int(self._scalar_for_python())
-
-    def __index__(self):
-        if self._dtype.is_floating_point or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
-
-    def __bool__(self):
-        if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if self._data.size == 0 else
-                               "Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.item())
-
-    def __len__(self):
-        shape = self._shape
-        if not shape:
-            raise TypeError("len() of a 0-d tensor")
-        return shape[0]
-
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
 
     def __hash__(self):
         return id(self)
 
-    def __repr__(self, *, tensor_contents=None):
-        return _printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
-                                       grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
-                                       requires_grad=self._requires_grad,
-                                       default_dtype=dtypes.get_default_dtype().name)
+    def __invert__(self):
+        if self.dtype is dtypes.bool_:
+            return F.logical_not(self)
+        if self.dtype.is_floating_point:
+            raise TypeError("ufunc 'invert' not supported for the input types")
+        return Tensor._make(np.invert(self._data), self.dtype)
 
-    __str__ = __repr__
+    def __iadd__(self, other):
+        return self.add_(other)
 
-    def __format__(self, spec):
-        if self._data.ndim == 0:
-            return format(self.item(), spec)
-        return format(repr(self), spec)
+    def __isub__(self, other):
+        return self.sub_(other)
 
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
+
+    # ---- autograd ---------------------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        autograd_functional.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- fills and copies: differentiable writes named as torch names them -------------------------
+    def fill_(self, value):
+        scalar = not isinstance(value, TensorBase)
+        if not scalar and value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return self._fill_from(value, "FillBackward2" if scalar else "FillBackward3")
+
+    def zero_(self):
+        return self._fill_from(0, "ZeroBackward0")
+
+    def copy_(self, src, non_blocking=False):
+        return self._fill_from(src, "CopyBackwards")
+
+    def _fill_from(self, source, name):
+        """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op; the old
+        values get no gradient, a tensor source gets the gradient summed to its shape."""
+        self._check_inplace()
+        src = source if isinstance(source, TensorBase) else None
+        value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
+        out = Tensor._make(value.astype(self._dtype.np), self._dtype)
+        differentiable_src = src if src is not None and src._dtype.is_floating_point else None
+        inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
+        record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
+        return self._write(out)
+
+    # ---- dtype and device conversion ---------------------------------------------------------------
+    def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+        for a in args:
+            if isinstance(a, TensorBase):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, dtypes.dtype):
+                dtype = a
+            else:
+                device = a
+        out = self
+        if device is not None:
+            out = device_ops.to_device(out, device)
+        if dtype is not None:
+            out = shape.to_dtype(out, dtypes.to_dtype(dtype), copy and out is self)
+        return shape.clone(out) if copy and out is self else out
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    int = long
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    new_tensor = _new(creation.tensor)
+    new_zeros = new_empty = _new(creation.zeros)
+    new_ones = _new(creation.ones)
+    new_full = _new(creation.full)
+
+    # ---- pickling ----------------------------------------------------------------------------------
     def __reduce_ex__(self, protocol):
         if self.is_cuda:
             return (_rebuild, (self._host, self._dtype.name, self._requires_grad, str(self.device)))
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
-    def __deepcopy__(self, memo):
-        t = Tensor._make(self._data.copy(), self._dtype, self._requires_grad)
-        memo[id(self)] = t
-        return t
-
-    # ---- in-place machinery -------------------------------------------------------------------
-    def _check_inplace(self):
-        if self._is_inference and not STATE.inference:
-            raise RuntimeError(INFERENCE_INPLACE)
-        if STATE.grad_enabled:
-            if self._requires_grad and self._grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE)
-            base = self._base
-            if base is not None and base._requires_grad and base._grad_fn is None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
-
+    # ---- in-place machinery ------------------------------------------------------------------------
     def _write(self, result):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
         self._check_inplace()
-        if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and \
+        if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and\
                 not (result._dtype is dtypes.bool_):
             raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
                                f"type {self._dtype.word}")
@@ -445,23 +238,15 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
         node = result._grad_fn
-        if node is None and lazy.write_pending_into(result, self):
+        if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy
             return self
         if node is not None:
             _keep_saved_originals(node, self)
-        data, values = self._data, result._data
-        if data.__class__ is np.ndarray:
-            if values.__class__ is not np.ndarray:  # copy_ from the GPU: an explicit copy, as torch's
-                values = values.to_host()
-            np.copyto(data, values, casting="unsafe")
-        else:
-            from .cuda.array import copy_into, from_host
-            copy_into(data, values if values.__class__ is not np.ndarray else from_host(values))
+        dispatch.copy_into(self._data, result._data)  # copy_ from the GPU: an explicit copy, as torch's
         self._vc[0] += 1
         if node is not None and self._base is not None:
-            from .ops.shape import rebase_view
-            rebase_view(self, result)
+            shape.rebase_view(self, result)
         elif node is not None:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
             saved = node._saved.get("result")
@@ -470,38 +255,23 @@ class Tensor:
         return self
 
 
+def _fill_backward(node, g):
+    grad_self = g * 0 if node.next_functions[0][0] is not None else None
+    if len(node.next_functions) == 1 or node.next_functions[1][0] is None:
+        return (grad_self,) + (None,) * (len(node.next_functions) - 1)
+    return grad_self, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1])
+
+
 def _keep_saved_originals(node, target):
     """The op being written into `target` may have saved `target` itself (mul_ saves self for the other
     input's gradient): give it a clone of the values about to be overwritten, as torch's in-place ops do."""
-    from .autograd.node import SavedTensor
-    from .ops.shape import clone
     for saved in node._saved.values():
         if isinstance(saved, SavedTensor) and saved.tensor is not None and saved.vc is target._vc:
-            saved.tensor = clone(saved.tensor)
+            saved.tensor = shape.clone(saved.tensor)
             saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
 
 
 def _rebuild(data, dtype_name, requires_grad, device_name="cpu"):
     if device_name != "cpu":
-        from .cuda.array import from_host
-        data = from_host(data)
+        data = dispatch.from_host(data)
     return Tensor._make(data, dtypes._by_name(dtype_name), requires_grad)
-
-
-def check_same_device(*tensors, cpu_scalars=False):
-    """The device an op on `tensors` (other values are skipped) runs on, or torch's error for two
-    devices. With `cpu_scalars` a 0-d CPU tensor joins an op on any device, as a scalar does in torch's
-    elementwise ops."""
-    found = None
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            continue
-        d = CPU if t._arr.__class__ is np.ndarray else t.device
-        if cpu_scalars and d is CPU and not t._shape:
-            continue
-        if found is None:
-            found = d
-        elif d != found:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{found} and {d}!")
-    return found or CPU

@@ -237,8 +237,8 @@ def _as_tuple(x):
 
 def _float64_inputs(inputs):
     """Leaf float64 copies of the floating tensors (requires_grad kept); other inputs pass unchanged."""
-    from . import dtypes
-    from .creation import tensor
+    from ._core import dtypes
+    from .ops.creation import tensor
     out = []
     for x in inputs:
         if _is_numgrad(x) and x.dtype.is_floating_point:
@@ -255,7 +255,7 @@ def _diff_outputs(outputs):
 
 def _numerical_jacobians(fn, inputs, diff_idx, eps):
     """J[i][o]: (numel of input i, numel of output o) central differences, evaluated in float64."""
-    from .creation import tensor
+    from .ops.creation import tensor
 
     def run(values):
         args = [tensor(values[k], dtype=inputs[k].dtype, requires_grad=inputs[k].requires_grad) if k in values
@@ -280,7 +280,7 @@ def _numerical_jacobians(fn, inputs, diff_idx, eps):
 def _vjp(outputs, o, k, inputs, diff_idx):
     """Row k of output o's Jacobian: the input gradients for a one-hot grad_output."""
     from .autograd import grad
-    from .creation import tensor
+    from .ops.creation import tensor
     out = outputs[o]
     if not out.requires_grad:
         return [None] * len(diff_idx)
@@ -318,7 +318,7 @@ def _analytical_jacobians(outputs, inputs, diff_idx, nondet_tol):
 
 
 def _jacobian_repr(j):
-    from .creation import tensor
+    from .ops.creation import tensor
     j = j + 0.0  # no "-0.0000" from a zero times a negative
     return repr(tensor(j, requires_grad=False).double()) if j.size else f"tensor([], size={tuple(j.shape)})"
 
@@ -360,9 +360,9 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     """Second-order gradcheck, as torch.autograd.gradgradcheck: checks the gradients of
     autograd.grad(fn(inputs), inputs, grad_outputs, create_graph=True) with respect to the inputs and to
     grad_outputs (random float64 tensors when not given) by finite differences."""
-    from . import dtypes
+    from ._core import dtypes
     from .autograd import grad
-    from .creation import tensor
+    from .ops.creation import tensor
     inputs = _float64_inputs(_as_tuple(inputs))
     n_in = len(inputs)
     outputs = _diff_outputs(fn(*inputs))

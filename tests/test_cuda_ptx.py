@@ -8,7 +8,7 @@ import os
 import pytest
 
 from numgrad.ops.elementwise import _plan
-from numgrad.ops.table import ELEMENTWISE
+from numgrad.spec.table import ELEMENTWISE
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 pytestmark = pytest.mark.skipif(SIMULATOR, reason="compile_ptx needs the real CUDA target, not the simulator")
@@ -40,7 +40,7 @@ def compile_both(kernel, signature):
 
 
 def _forward(name, dtype):
-    from numgrad.kernels import cuda
+    from numgrad.backend.cuda import kernels as cuda
     entry = ELEMENTWISE[name]
     is_array = tuple(nm not in entry.scalar_only for nm in entry.inputs)
     kernel = cuda.elementwise_kernel(entry.name, entry.inputs, is_array, entry.forward_outputs, dtype)
@@ -51,7 +51,7 @@ def _forward(name, dtype):
 
 
 def _backward(name, dtype):
-    from numgrad.kernels import cuda
+    from numgrad.backend.cuda import kernels as cuda
     entry = ELEMENTWISE[name]
     pattern = tuple(-2 if nm in entry.scalar_only else i for i, nm in enumerate(entry.inputs))
     plan = _plan(name, pattern)
@@ -82,7 +82,7 @@ def test_op_kernels_compile_to_ptx(name, dtype):
 def _fused_program(dtype):
     """A region like the benchmark's chain: full and one-value leaves, a host scalar, several steps and
     two outputs (as a fused backward writes)."""
-    from numgrad.kernels.fused import Program
+    from numgrad.backend.cpu.fused import Program
     p = Program((10,))
     p.target = "cuda"
     x, y = p._add_leaf(None, dtype, "array"), p._add_leaf(None, dtype, "array")
@@ -101,7 +101,7 @@ def _fused_program(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fused_kernels_compile_to_ptx(dtype):
-    from numgrad.kernels import cuda, cuda_fused
+    from numgrad.backend.cuda import kernels as cuda, fused as cuda_fused
     program, outputs = _fused_program(dtype)
     kernel = cuda.source_kernel("ptx_fused", cuda_fused.map_source(program, outputs))
     a = _arr(dtype)
@@ -111,7 +111,8 @@ def test_fused_kernels_compile_to_ptx(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["sum", "max", "min"])
 def test_fused_fold_kernels_compile_to_ptx(kind, dtype):
-    from numgrad.kernels import codegen, cuda_fused
+    from numgrad.backend import lower as codegen
+    from numgrad.backend.cuda import fused as cuda_fused
     program, outputs = _fused_program(dtype)
     acc = "float64" if kind == "sum" else dtype
     kernel = codegen.load_module("ptx_fold", cuda_fused.fold_source(program, outputs[1], acc, kind)).fold
@@ -125,7 +126,8 @@ BOOL_SCALARS = {"nesterov", "maximize", "first", "amsgrad", "centered"}
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop"])
 def test_optimizer_kernels_compile_to_ptx(name, dtype):
-    from numgrad.kernels import cuda, optim_kernels
+    from numgrad.backend.cuda import kernels as cuda
+    from numgrad.backend.cpu import optim as optim_kernels
     params = [p.strip() for p in optim_kernels.BODIES[name][0].split(",")]
     kernel = cuda.source_kernel(f"ptx_optim_{name}_{dtype}", optim_kernels.cuda_kernel_source(name, dtype))
     first_scalar = next(i for i, p in enumerate(params) if p.startswith("neg_"))
@@ -137,7 +139,7 @@ def test_optimizer_kernels_compile_to_ptx(name, dtype):
 @pytest.mark.parametrize("src,dst", [("float32", "float32"), ("float64", "float32"), ("bool", "float32"),
                                      ("int64", "float64"), ("float32", "bool"), ("int64", "int64")])
 def test_copy_and_fill_kernels_compile_to_ptx(src, dst):
-    from numgrad.cuda import array
+    from numgrad.backend.cuda import array
     t = _types()
     i64 = t.int64
     copy = array._copy_kernel(src, dst)
@@ -149,7 +151,7 @@ def test_copy_and_fill_kernels_compile_to_ptx(src, dst):
 def _module_samples():
     if SIMULATOR:
         return []
-    from numgrad.kernels import cuda_index, cuda_matmul, cuda_reduce
+    from numgrad.backend.cuda import index as cuda_index, matmul as cuda_matmul, reduce as cuda_reduce
     samples = [(f, sig, f"{f.__module__.removeprefix('numgrad_k_').rsplit('_', 1)[0]}-{sig.args[0].dtype}")
                for f, sig in cuda_reduce.ptx_samples() + cuda_matmul.ptx_samples()]
     return samples + list(cuda_index.ptx_samples())

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import numgrad
-from numgrad.kernels import codegen, cpu
+from numgrad.backend import lower as codegen
+from numgrad.backend.cpu import kernels as cpu
 
 
 def test_constants_carry_the_kernel_dtype():

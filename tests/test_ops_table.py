@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import numgrad
 from op_compare import hyp, param_grid
 from numgrad import testing as ngt
-from numgrad.ops.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, REAL, UNIT
+from numgrad.spec.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, REAL, UNIT
 
 
 # forward values and first-order gradients (float32 transcendentals may differ from torch's by a few ulps)

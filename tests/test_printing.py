@@ -1,4 +1,4 @@
-"""Checks numgrad._printing.format_tensor against torch's own tensor repr."""
+"""Checks numgrad._core.printing.format_tensor against torch's own tensor repr."""
 
 import math
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from numgrad._printing import format_tensor, get_printoptions, set_printoptions
+from numgrad._core.printing import format_tensor, get_printoptions, set_printoptions
 
 
 @pytest.fixture(autouse=True)

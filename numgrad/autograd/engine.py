@@ -2,12 +2,13 @@
 import heapq
 
 
-from .. import lazy, storage
+from .. import lazy
+from ..backend import dispatch
 from . import fused_backward
-from .grad_mode import STATE
-from ..ops.elementwise import operand, run_kernel
-from ..tensor import Tensor
-from .node import AccumulateGrad, edge_of
+from .._core.state import STATE
+from ..node import AccumulateGrad, accumulate_into_grad, edge_of, hooked
+from ..ops.creation import tensor
+from ..tensor_base import TensorBase
 
 
 def _shape_str(shape):
@@ -20,9 +21,8 @@ def _root_grads(outputs, grad_outputs):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._make(storage.full(out._shape, 1, out._dtype.np, out._data), out._dtype)
-        elif not isinstance(g, Tensor):
-            from ..creation import tensor
+            g = TensorBase._make(dispatch.full(out._shape, 1, out._dtype.np, out._data), out._dtype)
+        elif not isinstance(g, TensorBase):
             g = tensor(g, dtype=out.dtype)
         elif g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(g.shape)} and "
@@ -82,7 +82,7 @@ def _add(a, b):
     if not STATE.grad_enabled:
         for own, other in ((a, b), (b, a)):  # sum into whichever is the engine's own buffer
             arr = own._arr
-            if own._fresh and arr is not None and arr.flags.writeable and arr.shape == other._shape and \
+            if own._fresh and arr is not None and arr.flags.writeable and arr.shape == other._shape and\
                     other._arr is not None:  # (a pending `other` is summed in its own fused pass below)
                 _add_into(own, other)
                 return own
@@ -110,7 +110,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     captured = {}
     ready = [(-n._seq, id(n), n) for n in roots if deps.get(n, 0) == 0]
     heapq.heapify(ready)
-    fuse = lazy.ENABLED and not create_graph
+    fuse = STATE.fusion and not create_graph
     targets = targets or ()
 
     def _send(node, results, inside):
@@ -159,7 +159,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     if r is not None:
                         grad_list = list(r)
             fused_region = None
-            if fuse and grad_list[0] is not None and len(grad_list) == 1 and node.__class__.__base__ is \
+            if fuse and grad_list[0] is not None and len(grad_list) == 1 and node.__class__.__base__ is\
                     fused_backward.ElementwiseBackward:
                 fused_region = fused_backward.region(node, deps, needed, targets)
             if fused_region is not None:
@@ -189,26 +189,6 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     return captured
 
 
-def _hooked(hook, g):
-    r = hook(g)
-    if r is None:
-        return g
-    if r.shape != g.shape:
-        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
-    return r
-
-
-def _copy_backward(node, g):
-    return None, g
-
-
-def _recorded_copy(g):
-    from .node import record
-    out = Tensor._make(g._data.copy(), g._dtype)
-    record("CopyBackwards", _copy_backward, [None, g], [out])
-    return out
-
-
 def _own_new_results(node, results, grads):
     """Results the node's backward made just now (pending ones, or arrays that are nobody's view and are
     neither an incoming gradient nor a saved tensor) are held by the engine alone: AccumulateGrad may
@@ -219,7 +199,7 @@ def _own_new_results(node, results, grads):
         arr = r._arr
         if arr is None:
             r._fresh = True
-        elif arr.base is None and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads) \
+        elif arr.base is None and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
                 and not any(_holds(v, arr) for v in node._saved.values()):
             r._fresh = True
 
@@ -249,44 +229,9 @@ def _run_tensor_hooks(node, nr, g):
     if hooks:
         g._fresh = False  # a hook may keep a reference
         for hook in list(hooks.values()):
-            g = _hooked(hook, g)
+            g = hooked(hook, g)
     ref = node._retained.get(nr)
     t = ref() if ref is not None else None
     if t is not None and g is not None:
         t._grad = g.detach().clone() if t._grad is None else (t._grad + g).detach()
     return g
-
-
-def accumulate_into_grad(leaf, g, create_graph=None):
-    """AccumulateGrad: leaf hooks, then `.grad` += g (a fresh tensor the first time, since g may be
-    shared with other branches of the graph)."""
-    if leaf._hooks:
-        g._fresh = False  # a hook may keep a reference
-        for hook in list(leaf._hooks.values()):
-            g = _hooked(hook, g)
-    if g is None:
-        return
-    if create_graph is None:
-        create_graph = STATE.grad_enabled  # inside the engine, grad mode is create_graph
-    if create_graph:  # .grad keeps the graph of the gradient, through a copy as in torch
-        leaf._grad = _recorded_copy(g) if leaf._grad is None else leaf._grad + g
-    elif leaf._grad is None:
-        if g._fresh and g._data.flags.c_contiguous and g._grad_fn is None:
-            g._fresh = False
-            leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
-        else:
-            leaf._grad = g.detach().clone()
-    else:
-        _add_into(leaf._grad, g)
-
-
-def _add_into(acc, g):
-    """acc += g without recording: .grad accumulation outside create_graph."""
-    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
-        flat = acc._data.reshape(-1)
-        n = flat.size
-        run_kernel("add", ("a", "b"), (("out", "a + b"),), [flat, operand(g, acc._data.shape, n, flat.dtype)],
-                   None, n, flat.dtype.name, outs=[flat])
-        acc._vc[0] += 1
-    else:
-        acc.add_(g)

@@ -3,8 +3,9 @@ import functools
 
 import numpy as np
 
-from .grad_mode import STATE, no_grad
-from .node import Node, SavedTensor, edge_of
+from .._core.grad_mode import no_grad
+from .._core.state import STATE
+from ..node import Node, SavedTensor, edge_of
 
 
 class FunctionCtx:
@@ -15,7 +16,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        from .node import FREED
+        from ..node import FREED
         if self._freed:
             raise RuntimeError(FREED)
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved_list)
@@ -78,7 +79,7 @@ class BackwardCFunction(FunctionCtx, Node):
 
 
 def _zeros(meta):
-    from ..creation import zeros
+    from ..ops.creation import zeros
     shape, dtype = meta
     return zeros(*shape, dtype=dtype)
 
@@ -112,9 +113,9 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         from ..ops.shape import view_of
-        from ..tensor import Tensor
+        from ..tensor_base import TensorBase
         ctx = cls._backward_cls()
-        tensors = [a if isinstance(a, Tensor) else None for a in args]
+        tensors = [a if isinstance(a, TensorBase) else None for a in args]
         ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
         uses_setup = cls.setup_context is not Function.setup_context
         with no_grad():
@@ -125,7 +126,7 @@ class Function(metaclass=FunctionMeta):
         outputs = [output] if single else list(output)
         record = STATE.grad_enabled and any(ctx.needs_input_grad)
         for i, out in enumerate(outputs):
-            if isinstance(out, Tensor) and any(out is t for t in tensors) and not any(out is d for d in ctx._dirty):
+            if isinstance(out, TensorBase) and any(out is t for t in tensors) and not any(out is d for d in ctx._dirty):
                 outputs[i] = view_of(out, out._data)  # an input returned as is: a new alias of it
         if record:
             for d in ctx._dirty:
@@ -134,9 +135,9 @@ class Function(metaclass=FunctionMeta):
             # only tensor arguments are edges; backward still returns one gradient per argument
             ctx.next_functions = tuple(edge_of(t) for t in tensors if t is not None)
             ctx._arg_meta = [(t._data.shape, t._dtype) if t is not None else None for t in tensors]
-            ctx._output_meta = [(o._data.shape, o._dtype) if isinstance(o, Tensor) else ((), None) for o in outputs]
+            ctx._output_meta = [(o._data.shape, o._dtype) if isinstance(o, TensorBase) else ((), None) for o in outputs]
             for i, out in enumerate(outputs):
-                if not isinstance(out, Tensor) or any(out is t for t in ctx._non_differentiable):
+                if not isinstance(out, TensorBase) or any(out is t for t in ctx._non_differentiable):
                     continue
                 if out._dtype.is_floating_point:
                     out._grad_fn, out._requires_grad, out._output_nr = ctx, True, i
@@ -144,7 +145,7 @@ class Function(metaclass=FunctionMeta):
             ctx._output_meta = []
         for d in ctx._dirty:
             d._vc[0] += 1  # torch counts mark_dirty as one more modification
-        ctx._saved_list = tuple(SavedTensor(t, ctx, False) if isinstance(t, Tensor) else t for t in ctx._to_save)
+        ctx._saved_list = tuple(SavedTensor(t, ctx, False) if isinstance(t, TensorBase) else t for t in ctx._to_save)
         ctx._to_save = ()
         return outputs[0] if single else tuple(outputs)
 

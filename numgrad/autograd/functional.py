@@ -1,6 +1,6 @@
 """autograd.backward and autograd.grad: the user-facing entry points into the engine."""
 from . import engine
-from .node import edge_of
+from ..node import edge_of
 
 
 CREATE_GRAPH_CYCLE = (
@@ -59,7 +59,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = captured.get(e)
         if g is None:
             if materialize_grads:
-                from ..creation import zeros_like
+                from ..ops.creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "

@@ -3,10 +3,11 @@ gathers the elementwise nodes whose every incoming gradient comes from inside th
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
 
-from .. import lazy, storage
-from ..kernels import fused
+from .. import lazy
+from ..backend import dispatch
+from ..backend.cpu import fused
 from ..ops.elementwise import ElementwiseBackward
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 
 KERNEL_DTYPE = lazy.KERNEL_DTYPE
 
@@ -29,8 +30,8 @@ def region(head, deps, needed, captured_nodes):
             if child is None or child in inside:
                 continue
             count = incoming[child] = incoming.get(child, 0) + 1
-            if count == deps.get(child) and _fusable(child) and child.out_shape == shape and \
-                    (needed is None or child in needed) and child not in captured_nodes and \
+            if count == deps.get(child) and _fusable(child) and child.out_shape == shape and\
+                    (needed is None or child in needed) and child not in captured_nodes and\
                     len(nodes) < lazy.MAX_REGION:  # a bounded kernel: long chains run as several
                 nodes.append(child)
                 inside.add(child)
@@ -77,7 +78,7 @@ def run(nodes, g, buffers):
         for nm in plan.zero:
             idx = plan.differentiable.index(nm)
             mshape, mdtype = node.meta[nm]
-            results[node][idx] = Tensor._make(storage.zeros(mshape, mdtype.np, g._data), mdtype)
+            results[node][idx] = TensorBase._make(dispatch.zeros(mshape, mdtype.np, g._data), mdtype)
         for nm, var in contributions:
             idx = plan.differentiable.index(nm)
             child, nr = node.next_functions[idx]
@@ -92,7 +93,7 @@ def run(nodes, g, buffers):
     for contributions in boundary.values():
         _, node, idx = contributions[0]
         mdtype = node.meta[node.plan.differentiable[idx]][1]
-        var = contributions[0][0] if len(contributions) == 1 else \
+        var = contributions[0][0] if len(contributions) == 1 else\
             program.total([v for v, _, _ in contributions], KERNEL_DTYPE[mdtype.np])
         out_vars.append(var)
         out_dtypes.append(mdtype)
@@ -104,7 +105,7 @@ def run(nodes, g, buffers):
     flats = fused.run_map(program, out_vars, [d.np for d in out_dtypes])
     from ..ops.reduction import sum_to
     for flat, dtype, (node, idx, reduce) in zip(flats, out_dtypes, slots):
-        r = Tensor._make(flat.reshape(shape), dtype)
+        r = TensorBase._make(flat.reshape(shape), dtype)
         if reduce:
             mshape, mdtype = node.meta[node.plan.differentiable[idx]]
             r = sum_to(r, mshape)

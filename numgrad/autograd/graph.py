@@ -1,5 +1,6 @@
 """autograd.graph: saved-tensor hooks and the Node type."""
-from .node import SAVED_TENSOR_HOOKS, Node
+from .._core.state import STATE
+from ..node import Node
 
 
 class saved_tensors_hooks:
@@ -9,11 +10,11 @@ class saved_tensors_hooks:
         self.pair = (pack_hook, unpack_hook)
 
     def __enter__(self):
-        SAVED_TENSOR_HOOKS.append(self.pair)
+        STATE.saved_tensor_hooks.append(self.pair)
         return self
 
     def __exit__(self, *exc):
-        SAVED_TENSOR_HOOKS.remove(self.pair)
+        STATE.saved_tensor_hooks.remove(self.pair)
         return False
 
 

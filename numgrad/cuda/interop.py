@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from ..kernels import cuda as target
-from .array import DeviceArray, _c_strides
+from ..backend.cuda import kernels as target
+from ..backend.cuda.array import DeviceArray, _c_strides
 
 
 def _span(shape, strides, itemsize):
@@ -45,7 +45,7 @@ def device_array_from_interface(desc, owner):
 
 
 def tensor_from_interface(obj):
-    from .. import dtypes
+    from .._core import dtypes
     from ..tensor import Tensor
     if target.SIMULATOR and not hasattr(obj, "__cuda_array_interface__") and hasattr(obj, "_ary"):
         desc = obj._ary.__array_interface__  # a simulator device array: its memory is a host array's

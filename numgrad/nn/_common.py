@@ -1,18 +1,19 @@
 """Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
 import numpy as np
 
-from .. import dtypes, storage
+from .._core import dtypes
+from ..backend import dispatch
 from ..tensor import Tensor
 
 
 def new_tensor(data, dtype):
     """A tensor holding `data` (cast to `dtype`) that no graph knows yet."""
-    return Tensor._make(storage.asarray(data, dtype.np), dtype)  # GPU memory stays there
+    return Tensor._make(dispatch.asarray(data, dtype.np), dtype)  # GPU memory stays there
 
 
 def constant(data):
     """A tensor for an array (host or GPU) used as a constant in backward formulas."""
-    data = data if storage.on_gpu(data) else np.asarray(data)
+    data = data if dispatch.on_gpu(data) else np.asarray(data)
     return Tensor._make(data, dtypes.from_numpy_dtype(data.dtype))
 
 

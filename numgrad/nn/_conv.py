@@ -4,8 +4,8 @@ backward, so that backward is written with tensor ops and create_graph works thr
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..autograd.grad_mode import STATE
-from ..autograd.node import record
+from .._core.state import STATE
+from ..node import record
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, pair, wants
 

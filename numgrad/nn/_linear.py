@@ -1,11 +1,13 @@
 """linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
 import numpy as np
 
-from .. import dtypes, storage
-from ..autograd.grad_mode import no_grad
-from ..autograd.node import record
+from .._core import dtypes
+from ..backend import dispatch
+from .._core.grad_mode import no_grad
+from ..node import record
 from ..ops.indexing import index_put
-from ..tensor import Tensor, check_same_device
+from ..tensor import Tensor
+from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
 
 
@@ -75,7 +77,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
             padding_idx = num + padding_idx
     idx = input._data
-    if storage.on_gpu(idx) or storage.on_gpu(weight._data):
+    if dispatch.on_gpu(idx) or dispatch.on_gpu(weight._data):
         return _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
@@ -98,7 +100,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num):
     """embedding on the GPU: a row gather, and the gradient's row scales from tensor ops outside autograd."""
-    from ..kernels import cuda_index
+    from ..backend.cuda import index
     from ..ops.indexing import _first_bad
     check_same_device(input, weight)
     idx = input._data
@@ -106,16 +108,16 @@ def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num
         raise IndexError("index out of range in self")
     if max_norm is not None:
         raise NotImplementedError("numgrad: embedding(max_norm=...) is not implemented for CUDA tensors")
-    out = new_tensor(cuda_index.take(weight._data, (idx,)), weight._dtype)
+    out = new_tensor(index.take(weight._data, (idx,)), weight._dtype)
     flat = Tensor._make(idx.reshape(-1), dtypes.int64)
     scale = None
     if padding_idx is not None or scale_grad_by_freq:
         with no_grad():
-            s = Tensor._make(storage.full(flat.shape, 1, weight._data.dtype, idx), weight._dtype)
+            s = Tensor._make(dispatch.full(flat.shape, 1, weight._data.dtype, idx), weight._dtype)
             if scale_grad_by_freq:
-                counts = storage.zeros((num,), np.int64, idx)  # np.bincount: the indices are checked
-                cuda_index.put(counts, (flat._data,), storage.full((), 1, np.int64, idx), True)
-                s = s / Tensor._make(cuda_index.take(counts, (flat._data,)), dtypes.int64)
+                counts = dispatch.zeros((num,), np.int64, idx)  # np.bincount: the indices are checked
+                index.put(counts, (flat._data,), dispatch.full((), 1, np.int64, idx), True)
+                s = s / Tensor._make(index.take(counts, (flat._data,)), dtypes.int64)
             if padding_idx is not None:
                 s = s.masked_fill(flat == padding_idx, 0)
         scale = Tensor._make(s._data.reshape(-1, 1), weight._dtype)

@@ -4,9 +4,10 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes, storage
-from ..autograd.grad_mode import no_grad
-from ..autograd.node import record
+from .._core import dtypes
+from ..backend import dispatch
+from .._core.grad_mode import no_grad
+from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
 
@@ -163,7 +164,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_target(input, target)
     class_dim = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[class_dim]
-    if storage.on_gpu(input._data) or storage.on_gpu(target._data):
+    if dispatch.on_gpu(input._data) or dispatch.on_gpu(target._data):
         return _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes)
     x = np.moveaxis(input._data, class_dim, -1).reshape(-1, n_classes)
     t = target._data.reshape(-1)
@@ -201,9 +202,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes):
     """nll_loss on the GPU: the CPU formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
-    from ..kernels import cuda_index
+    from ..backend.cuda import index as cuda_index
     from ..ops.indexing import _first_bad
-    from ..tensor import Tensor, check_same_device
+    from ..tensor import Tensor
+    from ..tensor_base import check_same_device
     check_same_device(input, target, weight)
     ndim = input._data.ndim
     axes = [k for k in range(ndim) if k != class_dim] + [class_dim]  # np.moveaxis(class_dim, -1)
@@ -217,7 +219,7 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
         tt = Tensor._make(t, dtypes.int64)
         ignored = tt == ignore_index
         safe_t = tt.masked_fill(ignored, 0).unsqueeze(1)
-        w = storage.full((n_classes,), 1, x._dtype.np, t) if weight is None else \
+        w = dispatch.full((n_classes,), 1, x._dtype.np, t) if weight is None else\
             weight._data.astype(x._dtype.np, copy=False)
         # the targets are checked: the kernels directly, without the ops' bounds checks
         wt = Tensor._make(cuda_index.take(w, (safe_t._data.reshape(-1),)), x._dtype).masked_fill(ignored, 0)
@@ -233,7 +235,7 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
             scale = 1 / wt.sum()
         out = new_tensor(data._data, input._dtype)
         if input._requires_grad:
-            coef = storage.zeros(x._data.shape, x._data.dtype, t)
+            coef = dispatch.zeros(x._data.shape, x._data.dtype, t)
             values = (-wt if scale is None else -wt * scale).unsqueeze(1)._data
             cuda_index.scatter_along_axis(coef, safe_t._data, 1, values, False)
             inverse = [axes.index(k) for k in range(ndim)]
@@ -274,8 +276,8 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     weighted = logp * _class_view(weight, logp.dim(), class_dim) if weight is not None else logp
     ignore = target == ignore_index
     smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
-    if reduction == "mean" and storage.on_gpu(target._data):  # the same with tensor ops, staying on the GPU
-        from ..kernels import cuda_index
+    if reduction == "mean" and dispatch.on_gpu(target._data):  # the same with tensor ops, staying on the GPU
+        from ..backend.cuda import index as cuda_index
         with no_grad():
             if weight is not None:  # the kept targets' weights: the targets were checked by nll_loss
                 safe = target.masked_fill(ignore, 0)._data.reshape(-1)

@@ -2,8 +2,8 @@
 tensor expressions so that create_graph differentiates through them."""
 import numpy as np
 
-from ..autograd.grad_mode import STATE
-from ..autograd.node import record
+from .._core.state import STATE
+from ..node import record
 from ._common import constant, new_tensor, wants
 
 

@@ -3,10 +3,10 @@ import warnings
 
 import numpy as np
 
-from .. import functional as _core
+from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
-from ..random import generator as _generator
+from ..ops.random import generator as _generator
 from ..tensor import Tensor
 from ._conv import conv2d, max_pool2d
 from ._linear import embedding, linear
@@ -72,7 +72,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), input._data.dtype)
     noise = (keep * scale).astype(input._data.dtype)
     if input.is_cuda:  # drawn by numgrad's host generator: one host-to-device copy
-        from ..cuda.array import from_host
+        from ..backend.cuda.array import from_host
         noise = from_host(noise)
     noise = Tensor._make(noise, input._dtype)
     return input.mul_(noise) if inplace else input * noise

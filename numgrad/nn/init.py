@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ..random import generator
+from ..ops.random import generator
 
 
 def _fill(tensor, values):

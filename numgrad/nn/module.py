@@ -6,8 +6,9 @@ import weakref
 import numpy as np
 
 from ..autograd.functional import zero_grads
-from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, check_device
+from .._core.grad_mode import no_grad
+from ..tensor import Tensor
+from ..backend.dispatch import as_device
 from .parameter import Parameter
 
 
@@ -289,7 +290,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from .. import dtypes
+        from .._core import dtypes
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, dtypes.dtype):
@@ -298,7 +299,7 @@ class Module:
                 dtype = a.dtype
             else:
                 device = a
-        device = check_device(device) if device is not None else None
+        device = as_device(device) if device is not None else None
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
@@ -440,7 +441,7 @@ class Module:
 
 
 def _dtypes():
-    from .. import dtypes
+    from .._core import dtypes
     return dtypes
 
 
@@ -448,7 +449,7 @@ def _as_tensor(value):
     """A state-dict entry: a numgrad tensor, or anything numpy can read (a torch tensor, an array)."""
     if isinstance(value, Tensor):
         return value
-    from ..creation import tensor
+    from ..ops.creation import tensor
     if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
         value = value.detach().cpu().numpy()
     return tensor(np.asarray(value))

@@ -7,7 +7,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
+            from ..ops.creation import empty
             data = empty(0)
         p = cls._make(data._data, data._dtype)
         p._vc = data._vc  # like detach(): the same storage, the same version counter
@@ -34,6 +34,6 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, dtype_name, requires_grad):
-    from .. import dtypes
+    from .._core import dtypes
     return Parameter._make(data, dtypes._by_name(dtype_name), requires_grad)
 

@@ -1,6 +1,7 @@
 """Moving tensors between the CPU and the GPU (Tensor.to, .cuda(), .cpu()), differentiably."""
-from ..autograd.node import record
-from ..tensor import Tensor, as_device
+from ..node import record
+from ..backend.dispatch import as_device
+from ..tensor_base import TensorBase
 
 
 def _to_copy_backward(node, g):
@@ -10,9 +11,9 @@ def _to_copy_backward(node, g):
 def move(t, device):
     """`t`'s values on `device` (one copy between host and GPU), as a new tensor without a graph."""
     if device.type == "cuda":
-        from ..cuda.array import from_host
-        return Tensor._make(from_host(t._data), t._dtype)
-    return Tensor._make(t._data.to_host(), t._dtype)
+        from ..backend.cuda.array import from_host
+        return TensorBase._make(from_host(t._data), t._dtype)
+    return TensorBase._make(t._data.to_host(), t._dtype)
 
 
 def to_device(t, device):

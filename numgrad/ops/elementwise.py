@@ -6,56 +6,16 @@ import typing
 
 import numpy as np
 
-from .. import dtypes, lazy, storage
-from ..autograd.grad_mode import STATE
-from ..autograd.node import Node, edge_of
-from ..kernels import cpu
-from ..tensor import Tensor, check_same_device
-from .table import ELEMENTWISE, NOT_IMPLEMENTED
-
-
-def broadcast_shapes(*shapes):
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s, ndim - len(s)):
-            if out[i] == 1:
-                out[i] = d
-            elif d != 1 and d != out[i]:
-                raise RuntimeError(_mismatch(shapes, i, ndim))
-    return tuple(out)
-
-
-def _mismatch(shapes, i, ndim):
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
-    da = a[i - (ndim - len(a))] if i >= ndim - len(a) else 1
-    db = b[i - (ndim - len(b))] if i >= ndim - len(b) else 1
-    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
-            f"dimension {i}")
-
-
-def operand(value, shape, n, np_dtype):
-    """A kernel argument: a scalar for Python numbers and one-element tensors, else a flat contiguous
-    array of the broadcast shape (broadcast operands are materialised)."""
-    if value.__class__ is not Tensor and not isinstance(value, Tensor):
-        return np_dtype.type(value)
-    arr = value._data
-    if arr.__class__ is not np.ndarray:  # GPU memory: broadcast and cast on the device, never read here
-        if arr.shape != shape:
-            arr = arr.broadcast_to(shape)
-        return arr.contiguous(np_dtype).flat_buffer()
-    if arr.size == 1 or (arr.size and not any(arr.strides)):  # one value, possibly expanded
-        return np_dtype.type(arr.flat[0])
-    if arr.dtype != np_dtype:
-        arr = arr.astype(np_dtype)
-    if arr.shape != shape:
-        arr = np.broadcast_to(arr, shape)
-    return arr.ravel()
-
-
-_KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dtype(np.float32): "float32",
-                 np.dtype(np.float64): "float64"}
-_BOOL = np.dtype(np.bool_)
+from .._core import dtypes
+from .. import lazy
+from ..backend import dispatch
+from .._core.state import STATE
+from ..node import Node, edge_of
+from ..backend.cpu import kernels
+from .._core.shapes import broadcast_shapes
+from ..lazy import KERNEL_DTYPE, compute_now, operand
+from ..tensor_base import TensorBase, check_same_device
+from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED
 
 
 def _names_in(expr):
@@ -84,7 +44,7 @@ def _check_bool_arithmetic(entry, compute, args):
 
 
 def _is_bool(a):
-    return a._dtype is dtypes.bool_ if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
+    return a._dtype is dtypes.bool_ if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
 
 
 def _promote(entry, args):
@@ -94,7 +54,7 @@ def _promote(entry, args):
     for a, nm in zip(args, entry.inputs):
         if nm in entry.bool_inputs:
             continue
-        if isinstance(a, Tensor):
+        if isinstance(a, TensorBase):
             d = a._dtype
             if first is None:
                 first = d
@@ -105,13 +65,13 @@ def _promote(entry, args):
             first = None
             break
     if first is not None and (first.is_floating_point or all(
-            isinstance(a, Tensor) or isinstance(a, bool) or (isinstance(a, int) and first is dtypes.int64)
+            isinstance(a, TensorBase) or isinstance(a, bool) or (isinstance(a, int) and first is dtypes.int64)
             for a in args)):
         compute = first
     else:
         values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
-        compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, Tensor)],
-                                     [s for s in values if not isinstance(s, Tensor)])
+        compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, TensorBase)],
+                                     [s for s in values if not isinstance(s, TensorBase)])
     refusal = entry.refuses.get(compute.name)
     if refusal:
         raise refusal[0](refusal[1])
@@ -125,7 +85,7 @@ def _promote(entry, args):
 def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
     entry = ELEMENTWISE[name]
-    tensors = [a for a in args if isinstance(a, Tensor)]
+    tensors = [a for a in args if isinstance(a, TensorBase)]
     compute = _promote(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
     shape = tensors[0]._shape
@@ -135,34 +95,15 @@ def apply(name, *args):
             break
     device = check_same_device(*tensors, cpu_scalars=True)
     n = math.prod(shape)
-    result = lazy.defer(Tensor, entry, args, compute, out_dtype, shape, device) if lazy.ENABLED and n else None
+    result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device) if STATE.fusion and n else None
     if result is None:
-        result = Tensor._make(compute_now(entry, args, compute, out_dtype, shape), out_dtype)
+        result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad:
                 node_class(name)(entry, args, result, compute)
                 break
     return result
-
-
-def run_kernel(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
-    """cpu.run_elementwise, or its CUDA twin when an argument lives on the GPU."""
-    for a in args:
-        if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
-            from ..kernels import cuda
-            return cuda.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
-    return cpu.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
-
-
-def compute_now(entry, args, compute, out_dtype, shape):
-    """The op's values as an array, by its own (unfused) kernel."""
-    n = math.prod(shape)
-    np_dtype = compute.np
-    kargs = [operand(a, shape, n, _BOOL if nm in entry.bool_inputs else np_dtype) for a, nm in zip(args, entry.inputs)]
-    (flat,) = run_kernel(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                         _KERNEL_DTYPE[np_dtype])
-    return flat.reshape(shape)
 
 
 @functools.lru_cache(maxsize=None)
@@ -220,14 +161,14 @@ class ElementwiseBackward(Node):
         if plan.exprs:
             args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, _BOOL if is_bool else np_dtype)
                                                        for v, is_bool in zip(values, plan.bool_used)]
-            flats = run_kernel(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
-                               [np_dtype] * len(plan.exprs), n, _KERNEL_DTYPE[np_dtype])
+            flats = dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                                              [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
             for nm, flat in zip(plan.expr_targets, flats):
-                results[nm] = Tensor._make(flat.reshape(shape), compute)
+                results[nm] = TensorBase._make(flat.reshape(shape), compute)
         return results
 
     def _tensor_mode(self, g, values):
-        from .. import functional
+        from . import functional
         namespace = dict(functional.EXPRESSION_FUNCS, g=g, **dict(zip(self.plan.used, values)))
         results = {}
         for nm in self.plan.needed:
@@ -242,12 +183,12 @@ class ElementwiseBackward(Node):
 
 def _zeros_like(g, shape, dtype):
     """Zeros of `shape` on `g`'s device."""
-    return Tensor._make(storage.zeros(shape, dtype.np, g._data), dtype)
+    return TensorBase._make(dispatch.zeros(shape, dtype.np, g._data), dtype)
 
 
 def _role(a, args):
     """-2: not a tensor; -1: a tensor that needs no gradient; i >= 0: needs one, first seen as args[i]."""
-    if a.__class__ is not Tensor and not isinstance(a, Tensor):
+    if a.__class__ is not TensorBase and not isinstance(a, TensorBase):
         return -2
     if not a._requires_grad:
         return -1

@@ -4,12 +4,14 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes, storage
-from ..autograd.node import needs_grad, record
-from ..tensor import LEAF_INPLACE, Tensor, check_same_device
-from .elementwise import broadcast_shapes
+from .._core import dtypes
+from ..backend import dispatch
+from ..node import needs_grad, record
+from .._core.messages import LEAF_INPLACE
+from .._core.shapes import broadcast_shapes, wrap_dim
+from ..tensor_base import TensorBase, check_same_device
 from .reduction import sum_to
-from .shape import expand, view_of, wrap_dim
+from .shape import expand, view_of
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
@@ -27,11 +29,11 @@ ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Pytho
 # ---- CUDA: advanced indices as int64 DeviceArrays, gathered and scattered by kernels/cuda_index.py ----------
 
 def _gpu(arr):
-    return storage.on_gpu(arr)
+    return dispatch.on_gpu(arr)
 
 
 def _cuda_index():
-    from ..kernels import cuda_index  # imports numba.cuda: only for CUDA tensors
+    from ..backend.cuda import index as cuda_index
     return cuda_index
 
 
@@ -56,14 +58,14 @@ def _take(data, adv):
 
 def _to_device_adv(adv):
     """A CUDA tensor's advanced index with the host index arrays copied up once (saved for backward)."""
-    from ..cuda.array import from_host
+    from ..backend.cuda.array import from_host
     return tuple(from_host(a) if isinstance(a, np.ndarray) else a for a in adv)
 
 
 def _device_value(arr, like):
     """A host array or scalar as an array on the device of array `like`."""
     if _gpu(like) and not _gpu(arr):
-        from ..cuda.array import from_host
+        from ..backend.cuda.array import from_host
         return from_host(np.asarray(arr))
     return arr
 
@@ -75,7 +77,7 @@ def _as_tuple(key):
         return key
     # torch reads a short list holding sequences, slices, None or ... as a tuple (with a deprecation warning)
     if isinstance(key, list) and len(key) < 32 and any(
-            k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, range, np.ndarray, slice)) for k in key):
+            k is None or k is Ellipsis or isinstance(k, (TensorBase, list, tuple, range, np.ndarray, slice)) for k in key):
         warnings.warn(SEQUENCE_INDEX, UserWarning, stacklevel=4)
         return tuple(key)
     return (key,)
@@ -93,8 +95,8 @@ def _classify(item):
         return "int", int(item)
     if isinstance(item, slice):
         return "slice", slice(*(None if v is None else operator.index(v) for v in (item.start, item.stop, item.step)))
-    if isinstance(item, (Tensor, np.ndarray)):
-        arr = item._data if isinstance(item, Tensor) else item
+    if isinstance(item, (TensorBase, np.ndarray)):
+        arr = item._data if isinstance(item, TensorBase) else item
         if arr.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     elif isinstance(item, range):
@@ -207,7 +209,7 @@ def _check_advanced(shape, adv):
 
 def _index(t, basic, adv=None, name="IndexBackward0"):
     data = t._data[basic]
-    out = view_of(t, data) if adv is None else Tensor._make(_take(data, adv), t._dtype)  # advanced indexing copies
+    out = view_of(t, data) if adv is None else TensorBase._make(_take(data, adv), t._dtype)  # advanced indexing copies
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
     return out
 
@@ -219,7 +221,7 @@ def _index_backward(node, g):
 def _embed(g, shape, basic, adv):
     """zeros(shape) with g added at [basic][adv] (repeated indices add up): indexing's gradient."""
     if _gpu(g._data):
-        data = storage.zeros(shape, g._dtype.np, g._data)
+        data = dispatch.zeros(shape, g._dtype.np, g._data)
         _write_region(data, basic, adv, g._data, adv is not None)
     else:
         data = np.zeros(shape, g._dtype.np)
@@ -227,7 +229,7 @@ def _embed(g, shape, basic, adv):
             data[basic] = g._data
         else:
             np.add.at(data[basic], adv, g._data)
-    out = Tensor._make(data, g._dtype)
+    out = TensorBase._make(data, g._dtype)
     record("IndexPutBackward0" if adv is not None else "IndexBackwardBackward0", _embed_backward, [g], [out],
            {"basic": basic, "adv": adv})
     return out
@@ -255,7 +257,7 @@ def setitem(t, key, value):
     elif adv is not None:
         name = "IndexPutBackward0"
     else:  # the index is the whole tensor: torch copies into it, or fills it from a 0-d value of another shape
-        vshape = value._data.shape if isinstance(value, Tensor) else ()
+        vshape = value._data.shape if isinstance(value, TensorBase) else ()
         name = "FillBackward3" if vshape == () != t._data.shape else "torch::autograd::CopyBackwards"
     _put(t, basic, adv, value, False, name)
 
@@ -274,8 +276,8 @@ def _put(t, basic, adv, value, accumulate, name):
     if t._requires_grad and t._grad_fn is None and needs_grad(t):
         raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
     t._check_inplace()
-    if not isinstance(value, Tensor):
-        value = Tensor._make(_device_value(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
+    if not isinstance(value, TensorBase):
+        value = TensorBase._make(_device_value(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
                            f"for the destination and {value._dtype.word} for the source.")
@@ -290,7 +292,7 @@ def _put(t, basic, adv, value, accumulate, name):
         target = region.shape if adv is None else np.broadcast_to(np.empty((), bool), region.shape)[adv].shape
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
-        vdata = expand(Tensor._make(vdata, value._dtype), *target)._data
+        vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
     else:
         try:
             vdata = np.broadcast_to(vdata, target)
@@ -304,7 +306,7 @@ def _put(t, basic, adv, value, accumulate, name):
         return t
     data = t._data.copy()
     _write_region(data, basic, adv, vdata, accumulate)
-    out = Tensor._make(data, t._dtype)
+    out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
     return t._write(out)
 
@@ -343,12 +345,12 @@ def _put_backward(node, g):
         grad_self = g
         if not node.saved("accumulate"):  # the overwritten region no longer depends on the old values
             if _gpu(g._data):
-                keep = storage.full(node.input_shape(0), 1, g._dtype.np, g._data)
-                _write_region(keep, basic, adv, storage.zeros((), keep.dtype, keep), False)
+                keep = dispatch.full(node.input_shape(0), 1, g._dtype.np, g._data)
+                _write_region(keep, basic, adv, dispatch.zeros((), keep.dtype, keep), False)
             else:
                 keep = np.ones(node.input_shape(0), g._dtype.np)
                 _write_region(keep, basic, adv, np.zeros((), keep.dtype), False)
-            grad_self = g * Tensor._make(keep, g._dtype)
+            grad_self = g * TensorBase._make(keep, g._dtype)
     if node.next_functions[1][0] is not None:
         vshape, vdtype = node.input_meta[1]
         grad_value = sum_to(_index(g, basic, adv), _strip_ones(vshape)).reshape(vshape).to(vdtype)
@@ -361,16 +363,16 @@ def masked_fill(t, mask, value):
     if mask._dtype is not dtypes.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask._dtype.c_name}")
-    is_tensor = isinstance(value, Tensor)
+    is_tensor = isinstance(value, TensorBase)
     if is_tensor and value._data.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._data.ndim} dimension(s).")
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     if _gpu(t._data) or _gpu(mask._data):
-        out = Tensor._make(_masked_fill_gpu(t, mask, value, tuple(shape)), t._dtype)
+        out = TensorBase._make(_masked_fill_gpu(t, mask, value, tuple(shape)), t._dtype)
     else:
         fill = np.asarray(value._data if is_tensor else value).astype(t._data.dtype)
-        out = Tensor._make(np.where(mask._data, fill, t._data), t._dtype)
+        out = TensorBase._make(np.where(mask._data, fill, t._data), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
            [t, value if is_tensor else None], [out], {"mask": mask})
     return out
@@ -380,14 +382,14 @@ def _masked_fill_gpu(t, mask, value, shape):
     """where(mask, value, t) broadcast to `shape` by the op table's `where` kernel."""
     import math
 
-    from ..kernels import cuda as target
-    from .table import ELEMENTWISE
+    from ..backend.cuda import kernels as target
+    from ..spec.table import ELEMENTWISE
     check_same_device(t, mask)
     dtype = t._data.dtype
-    if isinstance(value, Tensor) and _gpu(value._data):
+    if isinstance(value, TensorBase) and _gpu(value._data):
         fill = value._data.astype(dtype, copy=False)
     else:  # a number (or a 0-d CPU tensor, a number to torch too): filled on the GPU
-        fill = storage.full((), np.asarray(value._data if isinstance(value, Tensor) else value).astype(dtype),
+        fill = dispatch.full((), np.asarray(value._data if isinstance(value, TensorBase) else value).astype(dtype),
                             dtype, t._data)
     entry = ELEMENTWISE["where"]
     args = [a.broadcast_to(shape).contiguous().flat_buffer() for a in (mask._data, fill, t._data)]
@@ -412,7 +414,7 @@ def masked_fill_(t, mask, value):
 
 
 def index_select(t, dim, index):
-    if not isinstance(index, Tensor):
+    if not isinstance(index, TensorBase):
         raise TypeError(f"index_select(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
     if index._dtype is not dtypes.int64:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
@@ -519,13 +521,13 @@ def _gather(t, dim, index, bounds):
     d = wrap_dim(dim, t._data.ndim)
     _check_index("gather", t, d, index, self_word="input", bounds=bounds)
     if t._data.ndim == 0:
-        out = Tensor._make(t._data.copy(), t._dtype)
+        out = TensorBase._make(t._data.copy(), t._dtype)
     else:  # torch allows an index smaller than the input in every dim
         data = _leading(t._data, tuple(s if k != d else None for k, s in enumerate(index._data.shape)))
         if _gpu(data):
-            out = Tensor._make(_cuda_index().take_along_axis(data, index._data, d), t._dtype)
+            out = TensorBase._make(_cuda_index().take_along_axis(data, index._data, d), t._dtype)
         else:
-            out = Tensor._make(np.take_along_axis(data, index._data, axis=d), t._dtype)
+            out = TensorBase._make(np.take_along_axis(data, index._data, axis=d), t._dtype)
     record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index})
     return out
 
@@ -537,7 +539,7 @@ def _scatter_add_backward(node, g):
 def scatter_into_zeros(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): repeated indices add up."""
     if _gpu(src._data):
-        data = storage.zeros(shape, src._dtype.np, src._data)
+        data = dispatch.zeros(shape, src._dtype.np, src._data)
         if data.ndim:
             _cuda_index().scatter_along_axis(data, index._data, dim, _leading(src._data, index._data.shape), True)
         else:
@@ -545,14 +547,14 @@ def scatter_into_zeros(shape, dim, index, src):
     else:
         data = np.zeros(shape, src._dtype.np)
         np.add.at(data, _scatter_index(index, dim), _leading(src._data, index._data.shape))
-    out = Tensor._make(data, src._dtype)
+    out = TensorBase._make(data, src._dtype)
     record("ScatterAddBackward0", _scatter_add_backward, [src], [out], {"dim": dim, "index": index})
     return out
 
 
 def _scatter(op, t, dim, index, src, add, bounds=True):
     d = wrap_dim(dim, t._data.ndim)
-    is_tensor = isinstance(src, Tensor)
+    is_tensor = isinstance(src, TensorBase)
     if add and not is_tensor:
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds)
@@ -560,13 +562,13 @@ def _scatter(op, t, dim, index, src, add, bounds=True):
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
     data = t._data.copy()
     if _gpu(data):
-        values = _leading(src._data, index._data.shape) if is_tensor else \
-            storage.full((), np.asarray(src, data.dtype), data.dtype, data)
+        values = _leading(src._data, index._data.shape) if is_tensor else\
+            dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)
         if data.ndim:
             _cuda_index().scatter_along_axis(data, index._data, d, values, add)
         elif index._data.size:  # a 0-d tensor: index is 0-d too and points at it
             data[...] = data + values if add else values
-        out = Tensor._make(data, t._dtype)
+        out = TensorBase._make(data, t._dtype)
         name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
         record(name, _scatter_backward, [t, src if is_tensor else None], [out],
                {"dim": d, "index": index, "add": add})
@@ -576,7 +578,7 @@ def _scatter(op, t, dim, index, src, add, bounds=True):
         np.add.at(data, _scatter_index(index, d), values)
     else:
         data[_scatter_index(index, d)] = values
-    out = Tensor._make(data, t._dtype)
+    out = TensorBase._make(data, t._dtype)
     name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
     record(name, _scatter_backward, [t, src if is_tensor else None], [out], {"dim": d, "index": index, "add": add})
     return out
@@ -586,7 +588,7 @@ def _scatter_backward(node, g):
     d, index = node.saved("dim"), node.saved("index")
     grad_self = grad_src = None
     if node.next_functions[0][0] is not None:
-        grad_self = g if node.saved("add") else \
+        grad_self = g if node.saved("add") else\
             _scatter("scatter", g, d, index, 0, False, False) if _gpu(index._data) else scatter(g, d, index, 0)
     if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
         grad_src = _backward_gather(g, d, index)
@@ -630,11 +632,11 @@ def _inplace(fn):
     return op
 
 
-Tensor.__getitem__ = getitem
-Tensor.__setitem__ = setitem
-Tensor.index_put_, Tensor.index_put = index_put_, index_put
-Tensor.masked_fill, Tensor.masked_fill_ = masked_fill, masked_fill_
-Tensor.index_select, Tensor.narrow, Tensor.select, Tensor.take_along_dim = index_select, narrow, select, take_along_dim
-Tensor.gather = gather
-Tensor.scatter, Tensor.scatter_ = scatter, _inplace(scatter)
-Tensor.scatter_add, Tensor.scatter_add_ = scatter_add, _inplace(scatter_add)
+TensorBase.__getitem__ = getitem
+TensorBase.__setitem__ = setitem
+TensorBase.index_put_, TensorBase.index_put = index_put_, index_put
+TensorBase.masked_fill, TensorBase.masked_fill_ = masked_fill, masked_fill_
+TensorBase.index_select, TensorBase.narrow, TensorBase.select, TensorBase.take_along_dim = index_select, narrow, select, take_along_dim
+TensorBase.gather = gather
+TensorBase.scatter, TensorBase.scatter_ = scatter, _inplace(scatter)
+TensorBase.scatter_add, TensorBase.scatter_add_ = scatter_add, _inplace(scatter_add)

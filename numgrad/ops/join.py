@@ -1,10 +1,12 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, with backward."""
 import numpy as np
 
-from .. import dtypes, storage
-from ..autograd.node import record
-from ..tensor import Tensor, check_same_device
-from .shape import view_of, wrap_dim
+from .._core import dtypes
+from ..backend import dispatch
+from ..node import record
+from ..tensor_base import TensorBase, check_same_device
+from .._core.shapes import wrap_dim
+from .shape import view_of
 
 __all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
 
@@ -14,7 +16,7 @@ def _tensor_list(op, tensors):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     return list(tensors)
 
@@ -56,8 +58,8 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
     dtype = _result_dtype(tensors)
-    if storage.on_gpu(kept[0][1]._data):  # copies into slices of one new GPU array
-        from ..cuda.array import copy_into, empty
+    if dispatch.on_gpu(kept[0][1]._data):  # copies into slices of one new GPU array
+        from ..backend.cuda.array import copy_into, empty
         shape = list(ref)
         shape[d] = sum(t._data.shape[d] for _, t in kept)
         data, offset = empty(shape, dtype.np), 0
@@ -67,7 +69,7 @@ def cat(tensors, dim=0):
             offset += size
     else:
         data = np.concatenate([t._data for _, t in kept], axis=d, dtype=dtype.np, casting="unsafe")
-    out = Tensor._make(data, dtype)
+    out = TensorBase._make(data, dtype)
     record("CatBackward0", _cat_backward, tensors, [out], {"dim": d})
     return out
 
@@ -93,14 +95,14 @@ def stack(tensors, dim=0):
                                f"{list(t._data.shape)} at entry {i}")
     check_same_device(*tensors)
     dtype = _result_dtype(tensors)
-    if storage.on_gpu(tensors[0]._data):  # copies into slices of one new GPU array
-        from ..cuda.array import copy_into, empty
+    if dispatch.on_gpu(tensors[0]._data):  # copies into slices of one new GPU array
+        from ..backend.cuda.array import copy_into, empty
         data = empty(ref[:d] + (len(tensors),) + ref[d:], dtype.np)
         for i, t in enumerate(tensors):
             copy_into(data[(slice(None),) * d + (i,)], t._data)
-        out = Tensor._make(data, dtype)
+        out = TensorBase._make(data, dtype)
     else:
-        out = Tensor._make(np.stack([t._data for t in tensors], axis=d, dtype=dtype.np, casting="unsafe"), dtype)
+        out = TensorBase._make(np.stack([t._data for t in tensors], axis=d, dtype=dtype.np, casting="unsafe"), dtype)
     record("StackBackward0", _stack_backward, tensors, [out], {"dim": d})
     return out
 
@@ -108,7 +110,7 @@ def stack(tensors, dim=0):
 def _pieces_backward(join):
     """Backward of an op returning pieces of its input: join the pieces' gradients, zeros for unused ones."""
     def backward(node, *grads):
-        from ..creation import zeros
+        from .creation import zeros
         d, shapes = node.saved("dim"), node.saved("shapes")
         dtype = node.input_meta[0][1]
         device = next(({"device": g.device} for g in grads if g is not None and g.is_cuda), {})  # {}: the CPU
@@ -182,7 +184,7 @@ def unbind(input, dim=0):
     return tuple(outs)
 
 
-Tensor.split = split
-Tensor.split_with_sizes = lambda self, split_sizes, dim=0: _split_with_sizes(self, list(split_sizes), dim)
-Tensor.chunk = chunk
-Tensor.unbind = unbind
+TensorBase.split = split
+TensorBase.split_with_sizes = lambda self, split_sizes, dim=0: _split_with_sizes(self, list(split_sizes), dim)
+TensorBase.chunk = chunk
+TensorBase.unbind = unbind

@@ -3,10 +3,11 @@ import math
 
 import numpy as np
 
-from .. import dtypes, storage
-from ..autograd.node import record
-from ..tensor import Tensor, check_same_device
-from .elementwise import broadcast_shapes
+from .._core import dtypes
+from ..backend import dispatch
+from ..node import record
+from ..tensor_base import TensorBase, check_same_device
+from .._core.shapes import broadcast_shapes
 from .shape import view_of
 
 __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
@@ -15,7 +16,7 @@ __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
 
 def _check_tensors(op, a, b, names=("input", "other")):
     for i, (t, nm) in enumerate(zip((a, b), names)):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"{op}(): argument '{nm}' (position {i + 1}) must be Tensor, not {type(t).__name__}")
     check_same_device(a, b)
 
@@ -27,7 +28,7 @@ def _no_bool(kernel, a):
 
 def _product(name, backward, a, b, data):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
-    out = Tensor._make(storage.asarray(data, a._data.dtype), a._dtype)
+    out = TensorBase._make(dispatch.asarray(data, a._data.dtype), a._dtype)
     record(name, backward, [a, b], [out], {"a": a if b._requires_grad else None, "b": b if a._requires_grad else None})
     return out
 
@@ -139,7 +140,7 @@ def _unsafe_view_backward(node, g):
 
 
 def _unsafe_view(t, shape):
-    out = Tensor._make(t._data.reshape(shape), t._dtype)
+    out = TensorBase._make(t._data.reshape(shape), t._dtype)
     record("UnsafeViewBackward0", _unsafe_view_backward, [t], [out])
     return out
 
@@ -214,13 +215,13 @@ def matmul(input, other):
 
 
 def _matmul_operator(self, other):
-    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+    return matmul(self, other) if isinstance(other, TensorBase) else NotImplemented
 
 
 def _rmatmul_operator(self, other):
-    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+    return matmul(other, self) if isinstance(other, TensorBase) else NotImplemented
 
 
-Tensor.matmul, Tensor.mm, Tensor.bmm, Tensor.mv, Tensor.dot = matmul, mm, bmm, mv, dot
-Tensor.outer = Tensor.ger = outer
-Tensor.__matmul__, Tensor.__rmatmul__ = _matmul_operator, _rmatmul_operator
+TensorBase.matmul, TensorBase.mm, TensorBase.bmm, TensorBase.mv, TensorBase.dot = matmul, mm, bmm, mv, dot
+TensorBase.outer = TensorBase.ger = outer
+TensorBase.__matmul__, TensorBase.__rmatmul__ = _matmul_operator, _rmatmul_operator

@@ -5,14 +5,17 @@ import collections
 
 import numpy as np
 
-from .. import dtypes, lazy, storage
-from ..autograd.grad_mode import STATE, no_grad
-from ..autograd.node import record
-from ..kernels import cpu
-from ..kernels import softmax as softmax_kernels
-from ..tensor import Tensor
-from .shape import wrap_dim
-from .table import REDUCTIONS
+from .._core import dtypes
+from .. import lazy
+from ..backend import dispatch
+from .._core.grad_mode import no_grad
+from .._core.state import STATE
+from ..node import record
+from ..backend.cpu import kernels
+from ..backend.cpu import softmax as softmax_kernels
+from ..tensor_base import TensorBase
+from .._core.shapes import wrap_dim
+from ..spec.table import REDUCTIONS
 
 def _return_type(name):
     """torch.return_types.max / .min: a (values, indices) named tuple printed as torch prints it."""
@@ -47,17 +50,17 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     """Runs the table's reduction kernel; returns (values, flat positions) shaped like the kept dims."""
     kept = _kept_shape(data.shape, axes, False)
     if not axes:  # a 0-d tensor or nothing to reduce
-        return data.astype(acc_dtype).reshape(kept), storage.zeros(kept, np.int64, data)
+        return data.astype(acc_dtype).reshape(kept), dispatch.zeros(kept, np.int64, data)
     entry = REDUCTIONS[name]
-    if storage.on_gpu(data):
-        from ..kernels import cuda_reduce
+    if dispatch.on_gpu(data):
+        from ..backend.cuda import reduce
         x, outer, K, inner = _gpu_layout(data, axes)
-        out, idx = cuda_reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
+        out, idx = reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
                                              want_index)
-        from ..cuda.array import DeviceArray
+        from ..backend.cuda.array import DeviceArray
         return DeviceArray(out, kept), DeviceArray(idx, kept)
     combine = getattr(np, entry.combine) if entry.combine else None
-    out, idx = cpu.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
+    out, idx = kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
     return out.reshape(kept), idx.reshape(kept)
 
 
@@ -77,7 +80,7 @@ def _gpu_layout(x, axes):
 
 
 def _result(data, dtype):
-    return Tensor._make(storage.asarray(data, dtype.np), dtype)
+    return TensorBase._make(dispatch.asarray(data, dtype.np), dtype)
 
 
 def _expand_back(node, g, keepdim_key="keepdim"):
@@ -85,9 +88,9 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     shape = node.input_shape(0)
     axes = node.saved("axes")
     if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
-        if storage.on_gpu(g._data):
-            return Tensor._make(g._data.broadcast_to(shape), g._dtype)
-        return Tensor._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
+        if dispatch.on_gpu(g._data):
+            return TensorBase._make(g._data.broadcast_to(shape), g._dtype)
+        return TensorBase._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
     if not node.saved(keepdim_key):
         g = g.reshape(_kept_shape(shape, axes, True))
     return g.expand(*shape)
@@ -108,13 +111,13 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     shape = t._shape
     if any(shape[a] == 0 for a in axes):
-        values = storage.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
-    elif axes and lazy.ENABLED and axes == tuple(range(axes[0], len(shape))) and \
+        values = dispatch.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
+    elif axes and STATE.fusion and axes == tuple(range(axes[0], len(shape))) and\
             out_dtype.is_floating_point == t._dtype.is_floating_point:
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
         acc = "float64" if out_dtype.is_floating_point else "int64"
-        values = storage.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
+        values = dispatch.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
@@ -149,7 +152,7 @@ def mean(t, dim=None, keepdim=False, dtype=None):
     with no_grad():
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
     out = _result(s._data / np.asarray(count, s._data.dtype) if count else
-                  storage.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
+                  dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
     record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
@@ -178,7 +181,7 @@ def prod(t, dim=None, keepdim=False, dtype=None):
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     src = t._data.astype(out_dtype.np)
     if any(t._data.shape[a] == 0 for a in axes):
-        values = storage.full(_kept_shape(t._data.shape, axes, False), 1, out_dtype.np, t._data)
+        values = dispatch.full(_kept_shape(t._data.shape, axes, False), 1, out_dtype.np, t._data)
     else:
         values, _ = _fold("prod", src, axes, out_dtype.np)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)
@@ -205,16 +208,16 @@ def _select(name, t, axes, op, whole, want_index=False):
         raise RuntimeError(f"{op}(): does not support bool input")
     _check_nonempty(t, axes, op, whole)
     shape = t._shape
-    if not want_index and axes and t._dtype.is_floating_point and lazy.ENABLED and \
+    if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and\
             axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
         values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
-        return storage.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
+        return dispatch.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
 
 
 def _evenly_backward(node, g):
     """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
-    from .. import functional as F
+    from . import functional as F
     a, out, axes = node.saved("self"), node.saved("result"), node.saved("axes")
     whole_max = node.name() in ("MaxBackward1", "MinBackward1")
     if whole_max and out.isnan().item():  # torch's evenly_distribute_backward: the NaNs take the gradient
@@ -269,15 +272,15 @@ def _max_min(name, t, dim, keepdim):
 
 
 def max(t, dim=None, keepdim=False):
-    if isinstance(dim, Tensor):
-        from .. import functional
+    if isinstance(dim, TensorBase):
+        from . import functional
         return functional.maximum(t, dim)
     return _max_min("max", t, dim, keepdim)
 
 
 def min(t, dim=None, keepdim=False):
-    if isinstance(dim, Tensor):
-        from .. import functional
+    if isinstance(dim, TensorBase):
+        from . import functional
         return functional.minimum(t, dim)
     return _max_min("min", t, dim, keepdim)
 
@@ -285,7 +288,7 @@ def min(t, dim=None, keepdim=False):
 def argmax(t, dim=None, keepdim=False, _name="max"):
     op = "arg" + _name
     if dim is None:
-        flat = Tensor._make(t._data.reshape(-1), t._dtype)
+        flat = TensorBase._make(t._data.reshape(-1), t._dtype)
         _, idx = _select(_name, flat, (0,), op, True, want_index=True)
         out = _result(idx.reshape(()), dtypes.int64)
         return out.reshape([1] * t._data.ndim) if keepdim else out
@@ -304,7 +307,7 @@ def argmin(t, dim=None, keepdim=False):
 def _norm_backward(node, g):
     a, out, p = node.saved("self"), node.saved("result"), node.saved("ord")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    from .. import functional as F
+    from . import functional as F
     zero = out == 0
     safe = F.where(zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
     if p == 2:
@@ -379,7 +382,7 @@ def _var_backward(node, g):
 def _std_backward(node, g):
     a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    from .. import functional as F
+    from . import functional as F
     # where the std is 0 torch gives a zero gradient, not 0/0; dividing by 1 there keeps double
     # backward free of 0 * inf too
     zero = out == 0
@@ -449,7 +452,7 @@ def _log_softmax_backward(node, g):
 def _row_kernel_applies(t, d):
     """The last-dim row kernels serve float tensors outside create_graph (which needs tensor ops)."""
     shape = t._shape
-    return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and \
+    return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and\
         t._dtype.is_floating_point and not t.is_cuda  # GPU: composed of reductions and a fused region
 
 

@@ -3,22 +3,16 @@ import math
 
 import numpy as np
 
-from .. import storage
+from ..backend import dispatch
 
-from ..autograd.node import record
-
-
-def wrap_dim(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n
+from .._core.shapes import wrap_dim
+from ..node import record
 
 
 def view_of(base, data):
     """A tensor sharing `base`'s storage and version counter."""
-    from ..tensor import Tensor
-    t = Tensor._make(data, base._dtype)
+    from ..tensor_base import TensorBase
+    t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
     return t
 
@@ -68,8 +62,8 @@ def reshape(t, *shape):
         out = view_of(t, data)
         name = "ViewBackward0"
     except AttributeError:
-        from ..tensor import Tensor
-        out = Tensor._make(np.reshape(t._data, shape).copy(), t._dtype)
+        from ..tensor_base import TensorBase
+        out = TensorBase._make(np.reshape(t._data, shape).copy(), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out
@@ -181,7 +175,7 @@ def expand(t, *sizes):
     sizes = _shape_arg(sizes)
     shape = t._data.shape
     if len(sizes) < len(shape):
-        from ..autograd.node import _type_string
+        from ..node import _type_string
         kind = _type_string(t).split(" ")[0]
         raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -214,8 +208,8 @@ def _clone_backward(node, g):
 
 
 def clone(t):
-    from ..tensor import Tensor
-    out = Tensor._make(t._data.copy(), t._dtype)  # C order, on the tensor's device
+    from ..tensor_base import TensorBase
+    out = TensorBase._make(t._data.copy(), t._dtype)  # C order, on the tensor's device
     record("CloneBackward0", _clone_backward, [t], [out])
     return out
 
@@ -229,10 +223,10 @@ def _to_copy_backward(node, g):
 
 
 def to_dtype(t, dtype, copy=False):
-    from ..tensor import Tensor
+    from ..tensor_base import TensorBase
     if dtype is t._dtype and not copy:
         return t
-    out = Tensor._make(t._data.astype(dtype.np), dtype)
+    out = TensorBase._make(t._data.astype(dtype.np), dtype)
     if dtype.is_floating_point:
         record("ToCopyBackward0", _to_copy_backward, [t], [out])
     return out
@@ -246,29 +240,29 @@ def _region_spec(view, root):
     if not root._data.flags.c_contiguous:
         raise RuntimeError("numgrad: an in-place op on a view needs the viewed tensor to be contiguous; "
                            "call .contiguous() on it first")
-    offset = storage.element_offset(view._data, root._data)
+    offset = dispatch.element_offset(view._data, root._data)
     return view._data.shape, tuple(s // itemsize for s in view._data.strides), offset
 
 
 def _strided(flat, spec):
     shape, strides, offset = spec
-    return storage.strided(flat, shape, strides, offset)
+    return dispatch.strided(flat, shape, strides, offset)
 
 
 def region_of(g, spec):
     """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
-    from ..tensor import Tensor
-    out = Tensor._make(_strided(storage.contiguous(g._data).reshape(-1), spec).copy(), g._dtype)
+    from ..tensor_base import TensorBase
+    out = TensorBase._make(_strided(dispatch.contiguous(g._data).reshape(-1), spec).copy(), g._dtype)
     record("AsStridedBackward0", _region_backward, [g], [out], {"spec": spec})
     return out
 
 
 def embed_region(gv, spec, root_shape):
     """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably."""
-    from ..tensor import Tensor
-    flat = storage.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
+    from ..tensor_base import TensorBase
+    flat = dispatch.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
     _strided(flat, spec)[...] = gv._data
-    out = Tensor._make(flat.reshape(root_shape), gv._dtype)
+    out = TensorBase._make(flat.reshape(root_shape), gv._dtype)
     record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
     return out
 
@@ -283,16 +277,16 @@ def _embed_backward(node, g):
 
 def _copy_slices_backward(node, g):
     spec = node.saved("spec")
-    keep = storage.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
+    keep = dispatch.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
     _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
-    from ..tensor import Tensor
-    return g * Tensor._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
+    from ..tensor_base import TensorBase
+    return g * TensorBase._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
 
 
 def rebase_view(view, result):
     """After `view` was overwritten in place with `result` (which requires grad), the root's gradient
     flows through a CopySlices node and the view's through its region of the root, as in torch."""
-    from ..autograd.node import needs_grad
+    from ..node import needs_grad
     root = view._base
     spec = _region_spec(view, root)
     out = view_of(root, root._data)

@@ -2,8 +2,9 @@
 import math
 
 
-from .. import creation, dtypes
-from ..kernels import optim_kernels
+from ..ops import creation
+from .._core import dtypes
+from ..backend.cpu import optim
 from .optimizer import Optimizer, zeros_like_param
 
 
@@ -44,7 +45,7 @@ class Adam(Optimizer):
         beta1, beta2 = (float(b) for b in group["betas"])
         decoupled = group["decoupled_weight_decay"]
         vmax = state["max_exp_avg_sq"]._data.reshape(-1) if group["amsgrad"] else data[:0]
-        optim_kernels.run("adam", data, grad, state["exp_avg"]._data.reshape(-1), state["exp_avg_sq"]._data.reshape(-1),
+        optim.run("adam", data, grad, state["exp_avg"]._data.reshape(-1), state["exp_avg_sq"]._data.reshape(-1),
                           vmax, -(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2,
                           math.sqrt(1 - beta2 ** step), float(group["eps"]), 0.0 if decoupled else wd,
                           1.0 - lr * wd if decoupled else 1.0, bool(group["amsgrad"]), bool(group["maximize"]))

@@ -3,9 +3,9 @@ import copy
 
 import numpy as np
 
-from .. import storage
+from ..backend import dispatch
 from ..autograd.functional import zero_grads
-from ..autograd.grad_mode import no_grad
+from .._core.grad_mode import no_grad
 from ..tensor import Tensor
 
 
@@ -19,12 +19,12 @@ required = _RequiredParameter()
 
 def flat(t):
     """A flat view of a tensor's storage for the update kernels (a copy only if it is not contiguous)."""
-    return t._data.reshape(-1) if t._data.flags.c_contiguous else storage.contiguous(t._data).reshape(-1)
+    return t._data.reshape(-1) if t._data.flags.c_contiguous else dispatch.contiguous(t._data).reshape(-1)
 
 
 def zeros_like_param(p):
     """Zeroed optimizer state beside parameter `p` (on its device)."""
-    return Tensor._make(storage.zeros(p._shape, p._dtype.np, p._data), p._dtype)
+    return Tensor._make(dispatch.zeros(p._shape, p._dtype.np, p._data), p._dtype)
 
 
 class Optimizer:
@@ -67,7 +67,7 @@ class Optimizer:
     def step(self, closure=None):
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
+            from .._core.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad():

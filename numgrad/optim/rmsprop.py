@@ -1,7 +1,8 @@
 """RMSprop, plain or centered, with momentum and weight decay."""
 
-from .. import creation, dtypes
-from ..kernels import optim_kernels
+from ..ops import creation
+from .._core import dtypes
+from ..backend.cpu import optim
 from .optimizer import Optimizer, zeros_like_param
 
 
@@ -33,7 +34,7 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = zeros()
         state["step"]._data[...] += 1
         empty = data[:0]
-        optim_kernels.run("rmsprop", data, grad, state["square_avg"]._data.reshape(-1),
+        optim.run("rmsprop", data, grad, state["square_avg"]._data.reshape(-1),
                           state["grad_avg"]._data.reshape(-1) if group["centered"] else empty,
                           state["momentum_buffer"]._data.reshape(-1) if group["momentum"] > 0 else empty,
                           -float(group["lr"]), float(group["alpha"]), 1.0 - float(group["alpha"]), float(group["eps"]),

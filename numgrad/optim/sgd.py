@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay."""
 
-from ..kernels import optim_kernels
+from ..backend.cpu import optim
 from .optimizer import Optimizer, zeros_like_param
 
 
@@ -28,5 +28,5 @@ class SGD(Optimizer):
         elif momentum == 0:
             state.setdefault("momentum_buffer", None)
         buf_data = buf._data.reshape(-1) if buf is not None else data[:0]
-        optim_kernels.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
+        optim.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
                           1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)

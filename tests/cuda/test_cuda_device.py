@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import numgrad
-from numgrad.cuda import array
+from numgrad.backend.cuda import array
 
 
 def test_factories_moves_and_printing():
@@ -133,7 +133,7 @@ def test_state_dict_and_saving_from_the_gpu(tmp_path):
 
 
 def test_bench_device_cuda_runs_and_reports_the_floor(capsys):
-    from numgrad import bench_cuda
+    from numgrad.bench import cuda as bench_cuda
     result = bench_cuda.run(size=256, reps=1)
     assert [r["workload"] for r in result["rows"]] == ["chain 256", "gelu-tanh 256"]
     for row in result["rows"]:

@@ -7,7 +7,7 @@ from test_ops_table import CALLS, DIFFERENTIABLE, NAMES, cases, make_args
 
 import numgrad
 from op_compare import hyp, param_grid
-from numgrad.ops.table import ELEMENTWISE
+from numgrad.spec.table import ELEMENTWISE
 
 TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=1e-11, atol=1e-12)}
 

@@ -1,5 +1,6 @@
 """BatchNorm1d/2d (running statistics, train/eval) and LayerNorm."""
-from ... import creation, dtypes
+from ...ops import creation
+from ..._core import dtypes
 from .. import functional as F
 from .. import init
 from ..module import Module

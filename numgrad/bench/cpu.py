@@ -313,7 +313,7 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
     args = parser.parse_args(argv)
     if args.device == "cuda":
-        from . import bench_cuda
+        from . import cuda as bench_cuda
         result = bench_cuda.run(args.size, reps=3 if args.quick else 10)
         with open(args.json.replace(".json", "_cuda.json"), "w") as f:
             json.dump(result, f, indent=2)

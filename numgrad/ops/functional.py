@@ -3,9 +3,9 @@ import builtins
 import numbers
 
 from . import creation
-from .ops import reduction
-from .ops.elementwise import apply
-from .tensor import Tensor
+from . import reduction
+from .elementwise import apply
+from ..tensor_base import TensorBase
 
 
 builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
@@ -25,7 +25,7 @@ negative, absolute = neg, abs
 
 
 def _scalar(x):
-    return isinstance(x, (numbers.Number,)) and not isinstance(x, Tensor)
+    return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
 def add(input, other, alpha=1):
@@ -93,7 +93,7 @@ def square(input):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         lo = min if min is not None else creation.full_like(input, float("-inf"))
         hi = max if max is not None else creation.full_like(input, float("inf"))
         return apply("clamp_tensor", input, lo, hi)
@@ -126,7 +126,7 @@ def minimum(input, other):
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    if not isinstance(condition, Tensor):  # a Python bool picks a side whole (used by derivatives)
+    if not isinstance(condition, TensorBase):  # a Python bool picks a side whole (used by derivatives)
         return input if condition else other
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -138,12 +138,12 @@ def nonzero(input, as_tuple=False):
     import numpy as np
     idx = np.nonzero(input._data)
     if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64), _int64()) for i in idx)
-    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), _int64())
+        return tuple(TensorBase._make(i.astype(np.int64), _int64()) for i in idx)
+    return TensorBase._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), _int64())
 
 
 def _int64():
-    from .dtypes import int64
+    from .._core.dtypes import int64
     return int64
 
 
@@ -184,8 +184,8 @@ def trunc(input):
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
     import numpy as np
-    from .autograd.node import record
-    out = Tensor._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
+    from ..node import record
+    out = TensorBase._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
     record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
     return out
 
@@ -205,8 +205,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     import numpy as np
-    from .dtypes import bool_
-    return Tensor._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
+    from .._core.dtypes import bool_
+    return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
 
 
 def all(input, dim=None, keepdim=False):
@@ -219,20 +219,20 @@ def any(input, dim=None, keepdim=False):
 
 def _bool_reduce(input, dim, keepdim, kind):
     import numpy as np
-    from .dtypes import bool_
-    from . import storage
-    if storage.on_gpu(input._data):  # min (all) or max (any) of the truth values, by the block reduction
-        from .ops.reduction import _axes, _fold, _kept_shape
+    from .._core.dtypes import bool_
+    from ..backend import dispatch
+    if dispatch.on_gpu(input._data):  # min (all) or max (any) of the truth values, by the block reduction
+        from .reduction import _axes, _fold, _kept_shape
         axes = _axes(input, dim)
         shape = _kept_shape(input._shape, axes, keepdim and dim is not None)
         truth = (input != 0)._data
         if 0 in [input._shape[a] for a in axes]:  # nothing to look at: all() is True, any() False
-            return Tensor._make(storage.full(shape, kind == "all", np.bool_, truth), bool_)
+            return TensorBase._make(dispatch.full(shape, kind == "all", np.bool_, truth), bool_)
         values, _ = _fold("min" if kind == "all" else "max", truth, axes, np.bool_)
-        return Tensor._make(values.reshape(shape), bool_)
+        return TensorBase._make(values.reshape(shape), bool_)
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
     data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
-    return Tensor._make(np.asarray(data), bool_)
+    return TensorBase._make(np.asarray(data), bool_)
 
 
 sum, mean, prod = reduction.sum, reduction.mean, reduction.prod
@@ -245,7 +245,7 @@ def _on_tensors_or_numbers(fn, scalar_fn):
     """A vocabulary function for derivative expressions: a Python-scalar operand (pow's base, say) gets
     the math function, tensors the differentiable op."""
     def call(*args):
-        if builtins.any(isinstance(a, Tensor) for a in args):
+        if builtins.any(isinstance(a, TensorBase) for a in args):
             return fn(*args)
         return scalar_fn(*args)
     return call

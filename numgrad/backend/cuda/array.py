@@ -5,8 +5,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from ..kernels import cuda as target
-from ..tensor import CUDA0
+from . import kernels as target
+from ..._core.device import CUDA0
 
 TRANSFERS = {"to_host": 0, "to_device": 0}  # copies between host and GPU, for the no-round-trip tests
 
@@ -172,20 +172,20 @@ class DeviceArray:
 
     def sum(self, axis=None, dtype=None, keepdims=False):
         """NumPy's sum on the GPU (block reductions), accumulated in float64 or int64."""
-        from ..kernels import cuda_reduce
-        from ..ops.reduction import _gpu_layout
-        from ..ops.table import REDUCTIONS
+        from . import reduce
+        from ...ops.reduction import _gpu_layout
+        from ...spec.table import REDUCTIONS
         axes = tuple(range(self.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(sorted(a % self.ndim for a in axes)) if self.ndim else ()
-        kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape)) if keepdims else \
+        kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape)) if keepdims else\
             tuple(d for i, d in enumerate(self.shape) if i not in axes)
         acc = "float64" if self.dtype.kind == "f" else "int64"
         want = dtype or (self.dtype if self.dtype.kind == "f" else np.dtype(np.int64))
         if not axes or not self.size:
-            return (self.astype(acc) if axes else self.astype(want)).reshape(kept) if self.size else \
+            return (self.astype(acc) if axes else self.astype(want)).reshape(kept) if self.size else\
                 zeros(kept, want)
         x, outer, K, inner = _gpu_layout(self, axes)
-        out, _ = cuda_reduce.run_reduction("sum", REDUCTIONS["sum"].update, x, outer, K, inner, acc)
+        out, _ = reduce.run_reduction("sum", REDUCTIONS["sum"].update, x, outer, K, inner, acc)
         return DeviceArray(out, kept).astype(want, copy=False)
 
     def mean(self, axis=None, keepdims=False):
@@ -452,7 +452,7 @@ def _fill_kernel(dtype_name):
 def arithmetic(name, *operands, out=None):
     """The op table's kernel for `name` on DeviceArrays and scalars (NumPy-style: the arrays' result
     dtype), written to `out` when given (a DeviceArray of the broadcast shape)."""
-    from ..ops.table import ELEMENTWISE
+    from ...spec.table import ELEMENTWISE
     entry = ELEMENTWISE[name]
     arrays = [v for v in operands if isinstance(v, DeviceArray)]
     shape = np.broadcast_shapes(*(v.shape for v in arrays))
@@ -474,7 +474,7 @@ def arithmetic(name, *operands, out=None):
 def matmul(a, b):
     """np.matmul for DeviceArrays (float32/float64): the tiled shared-memory kernel of
     kernels/cuda_matmul.py reading transposed and broadcast operands in place through their strides."""
-    from ..kernels import cuda_matmul
+    from . import matmul as cuda_matmul
     if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64"):
         kind = a.dtype if a.dtype != b.dtype else a.dtype.name
         raise RuntimeError(f'"addmm_cuda" not implemented for \'{_TORCH_WORD.get(str(kind), kind)}\'')

@@ -60,12 +60,12 @@ def lower(expr, array_names, scalar_names, dtype_name, target="cpu"):
 def _helpers_digest():
     """A digest of scalar_math.py: Numba's cache does not notice when an inlined helper changes, so the
     helpers' digest is part of every generated source (and of its file name)."""
-    with open(os.path.join(os.path.dirname(__file__), "scalar_math.py"), "rb") as f:
+    with open(os.path.join(os.path.dirname(__file__), "cpu", "scalar_math.py"), "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()[:12]
 
 
 HEADER = (f"# helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import njit\n"
-          "from numgrad.kernels.scalar_math import *\n")
+          "from numgrad.backend.cpu.scalar_math import *\n")
 
 
 def elementwise_source(inputs, is_array, outputs, dtype_name, header):

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from . import codegen, pool, threads
+from .. import lower
+from . import pool, threads
 from .threads import PARALLEL_MIN
 
 # error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
@@ -20,8 +21,8 @@ def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
     key = (name, is_array, outputs, dtype_name)
     kernel = _elementwise_cache.get(key)
     if kernel is None:
-        source = codegen.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
-        kernel = _elementwise_cache[key] = codegen.load_module(f"{name}_{dtype_name}", source).kernel
+        source = lower.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
+        kernel = _elementwise_cache[key] = lower.load_module(f"{name}_{dtype_name}", source).kernel
     return kernel
 
 
@@ -41,8 +42,8 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
 @functools.lru_cache(maxsize=None)
 def reduction_kernel(name, update, acc_dtype_name):
     """The kernel folding with `update` over a range of blocks (see codegen.reduction_source)."""
-    source = codegen.reduction_source(update, acc_dtype_name, LOOP_HEADER)
-    return codegen.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
+    source = lower.reduction_source(update, acc_dtype_name, LOOP_HEADER)
+    return lower.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
 
 
 # Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.

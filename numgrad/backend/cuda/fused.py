@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from . import cuda as target
-from .fused import FOLDS, compiled
+from . import kernels as target
+from ..cpu.fused import FOLDS, compiled
 
 
 def layout(program):
@@ -45,7 +45,7 @@ def map_source(program, outputs):
 
 def run_map(program, outputs, out_dtypes, outs=None):
     """fused.run_map on the GPU: returns flat DeviceArrays (`outs` if given)."""
-    from ..cuda.array import DeviceArray, empty
+    from .array import DeviceArray, empty
     args = layout(program)
     n = math.prod(program.shape)
     module = compiled("cuda_map", program, tuple(outputs), lambda: map_source(program, list(outputs)))
@@ -59,7 +59,7 @@ def run_map(program, outputs, out_dtypes, outs=None):
 def _fold_step(kind, indent):
     """The op table's fold statements for `kind` (table.REDUCTIONS), folding x_i into acc; a fold of values
     keeps no position, so the lines tracking BEST are left out."""
-    from ..ops.table import REDUCTIONS
+    from ...spec.table import REDUCTIONS
     pad = " " * indent
     return "\n".join(pad + stmt.replace("ACC", "acc") for stmt in REDUCTIONS[kind].update if "BEST" not in stmt)
 
@@ -112,9 +112,9 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     """fused.run_fold on the GPU: one pass computing the region and folding it over the dims from `split`
     on (a long row is split over several blocks whose partial results are folded once more). Returns a
     flat DeviceArray (one element when split is 0): nothing is read back."""
-    from ..cuda.array import DeviceArray, empty
-    from ..ops.table import REDUCTIONS
-    from . import cuda_reduce
+    from .array import DeviceArray, empty
+    from ...spec.table import REDUCTIONS
+    from . import reduce
     args = layout(program)
     shape = program.shape
     rows, K = math.prod(shape[:split]), math.prod(shape[split:])
@@ -126,6 +126,6 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     module.fold[target.blocks_for(rows * chunks, 1), target.BLOCK](rows, K, chunks, *args, partials.flat_buffer())
     if chunks == 1:
         return partials
-    out, _ = cuda_reduce.run_reduction(kind, REDUCTIONS[kind].update, partials.flat_buffer(), rows, chunks, 1,
+    out, _ = reduce.run_reduction(kind, REDUCTIONS[kind].update, partials.flat_buffer(), rows, chunks, 1,
                                        acc_dtype)
     return DeviceArray(out, (rows,))

@@ -4,7 +4,8 @@ import functools
 import numpy as np
 from numba import cuda as nb_cuda
 
-from . import codegen, cuda
+from .. import lower
+from . import kernels as cuda
 
 # Under the simulator a block of 1 or 2 threads is as good as 32 and much cheaper; on a GPU a block is at
 # least one warp.
@@ -66,7 +67,7 @@ def kernel(x, out, idx, outer, K, inner):
 @functools.cache
 def reduction_kernel(name, update, acc_dtype_name):
     """The kernel for one reduction and accumulator dtype (it specialises on the input dtype)."""
-    return codegen.load_module(f"cuda_reduce_{name}_{acc_dtype_name}",
+    return lower.load_module(f"cuda_reduce_{name}_{acc_dtype_name}",
                                reduction_source(update, acc_dtype_name)).kernel
 
 
@@ -105,7 +106,7 @@ def ptx_samples():
     """(kernel py_func, signature) for every supported combination, for numba.cuda.compile_ptx checks."""
     from numba.cuda import types
 
-    from ..ops.table import REDUCTIONS
+    from ...spec.table import REDUCTIONS
 
     def t(name):
         return types.boolean if name == "bool" else getattr(types, name)

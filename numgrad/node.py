@@ -3,8 +3,10 @@ import itertools
 import re
 import weakref
 
-from ..tensor import Tensor
-from .grad_mode import STATE
+from ._core.hooks import HookDict, add_hook
+from ._core.state import STATE
+from .backend import dispatch
+from .tensor_base import TensorBase
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -16,37 +18,6 @@ INFERENCE_SAVE = ("Inference tensors cannot be saved for backward. Please do not
                   "`torch.inference_mode()`.")
 
 _sequence = itertools.count()
-# Stack of (pack, unpack) pairs installed by autograd.graph.saved_tensors_hooks.
-SAVED_TENSOR_HOOKS = []
-
-
-class RemovableHandle:
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self._dict_ref = weakref.ref(hooks_dict) if hooks_dict is not None else None
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self):
-        d = self._dict_ref() if self._dict_ref else None
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class HookDict(dict):
-    """A dict weakref can point to (RemovableHandle keeps only a weak reference)."""
-
-
-def add_hook(hooks, fn):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 class Node:
@@ -89,7 +60,7 @@ class Node:
 
     def save(self, name, value, is_output=False):
         """Saves a tensor (packed with version and hooks) or a plain value for backward."""
-        self._saved[name] = SavedTensor(value, self, is_output) if isinstance(value, Tensor) else value
+        self._saved[name] = SavedTensor(value, self, is_output) if isinstance(value, TensorBase) else value
 
     def saved(self, name):
         value = self._saved[name]
@@ -128,13 +99,8 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
-        _engine().accumulate_into_grad(self.variable, grads[0])
+        accumulate_into_grad(self.variable, grads[0])
         return []
-
-
-def _engine():
-    from . import engine  # the engine imports this module: bound on first use
-    return engine
 
 
 def grad_accumulator(t):
@@ -171,7 +137,8 @@ class SavedTensor:
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
-        self.hooks = SAVED_TENSOR_HOOKS[-1] if SAVED_TENSOR_HOOKS else None
+        hooks = STATE.saved_tensor_hooks
+        self.hooks = hooks[-1] if hooks else None
         self.output_nr = t._output_nr
         if self.hooks is not None:
             self.packed, self.tensor = self.hooks[0](t), None
@@ -216,8 +183,8 @@ class SavedTensor:
     def _rebuilt(self):
         data = self.data
         if not hasattr(data, "force"):  # an array (host or GPU), not a pending expression
-            return Tensor._make(data, self.dtype)
-        out = Tensor._make(None, self.dtype)
+            return TensorBase._make(data, self.dtype)
+        out = TensorBase._make(None, self.dtype)
         out._lazy = data
         return out
 
@@ -273,3 +240,60 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=()):
     for key, i in dict(saved_outputs).items():
         node.save(key, outputs[i], is_output=True)
     return node
+
+
+# ---- AccumulateGrad: what a leaf does with its gradient ----------------------------------------
+
+def hooked(hook, g):
+    r = hook(g)
+    if r is None:
+        return g
+    if r.shape != g.shape:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
+    return r
+
+
+def _copy_backward(node, g):
+    return None, g
+
+
+def _recorded_copy(g):
+    out = TensorBase._make(g._data.copy(), g._dtype)
+    record("CopyBackwards", _copy_backward, [None, g], [out])
+    return out
+
+
+def accumulate_into_grad(leaf, g, create_graph=None):
+    """AccumulateGrad: leaf hooks, then `.grad` += g (a fresh tensor the first time, since g may be
+    shared with other branches of the graph)."""
+    if leaf._hooks:
+        g._fresh = False  # a hook may keep a reference
+        for hook in list(leaf._hooks.values()):
+            g = hooked(hook, g)
+    if g is None:
+        return
+    if create_graph is None:
+        create_graph = STATE.grad_enabled  # inside the engine, grad mode is create_graph
+    if create_graph:  # .grad keeps the graph of the gradient, through a copy as in torch
+        leaf._grad = _recorded_copy(g) if leaf._grad is None else leaf._grad + g
+    elif leaf._grad is None:
+        if g._fresh and g._data.flags.c_contiguous and g._grad_fn is None:
+            g._fresh = False
+            leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
+        else:
+            leaf._grad = g.detach().clone()
+    else:
+        _add_into(leaf._grad, g)
+
+
+def _add_into(acc, g):
+    """acc += g without recording: .grad accumulation outside create_graph."""
+    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
+        flat = acc._data.reshape(-1)
+        n = flat.size
+        other = dispatch.contiguous(g._data).reshape(-1)
+        dispatch.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, flat.dtype.name,
+                                 outs=[flat])
+        acc._vc[0] += 1
+    else:
+        acc.add_(g)

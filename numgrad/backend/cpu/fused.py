@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from .. import storage
-from . import codegen, pool, threads
+from .. import dispatch
+from .. import lower
+from . import pool, threads
 from .threads import PARALLEL_MIN
 DECORATOR = "@njit(cache=True, nogil=True, error_model='numpy')"
 BROADCAST_MIN = 1 << 14  # below this many elements broadcast inputs are expanded (fewer kernel variants)
@@ -41,7 +42,7 @@ class Program:
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
-        if storage.on_gpu(value):  # GPU memory: never read here
+        if dispatch.on_gpu(value):  # GPU memory: never read here
             key = id(value)
             var = self.leaf_vars.get(key)
             if var is None:
@@ -90,7 +91,7 @@ class Program:
             reads = tuple((name, ref if want is None or dtypes.get(ref, want) == want else f"np.{want}({ref})")
                           for name, ref, want in mapping)
             var = f"v{k}"
-            lines.append((var, f"np.{dtype_name}({codegen.substitute(expr, reads, compute, self.target)})"))
+            lines.append((var, f"np.{dtype_name}({lower.substitute(expr, reads, compute, self.target)})"))
             dtypes[var] = dtype_name
         return lines
 
@@ -211,7 +212,7 @@ def map_source(program, outputs):
     lines += [f"        S{k} = O{k}[base + j0:base + j1]" for k in range(len(outputs))]
     lines += ["        for jj in range(j1 - j0):"] + _element(program, 12)
     lines += [f"            S{k}[jj] = {var}" for k, (var, _) in enumerate(outputs)]
-    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
+    return (f"{lower.HEADER}\n\n{DECORATOR}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
             + "\n".join(lines) + "\n")
 
 
@@ -248,7 +249,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
                     for u in range(LANES))
     starts = "".join(f"        s{u} = {init}\n        q{u} = 0\n" for u in range(LANES))
     merges = "".join("        " + f["merge"].format(u=u, pad="        ") + "\n" for u in range(LANES))
-    return (f"{codegen.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, buf, {fold_params}):\n"
+    return (f"{lower.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, buf, {fold_params}):\n"
             f"    acc = {init}\n    nans = 0\n"
             f"    for b in range(i0, i1, {FOLD_BLOCK}):\n"
             f"        e = min(b + {FOLD_BLOCK}, i1)\n"
@@ -270,7 +271,7 @@ def compiled(kind, program, outputs, source_fn):
     key = (kind, program.key(outputs))
     module = _kernels.get(key)
     if module is None:
-        module = _kernels[key] = codegen.load_module(f"fused_{kind}", source_fn())
+        module = _kernels[key] = lower.load_module(f"fused_{kind}", source_fn())
     return module
 
 
@@ -279,8 +280,8 @@ def run_map(program, outputs, out_dtypes, outs=None):
     """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:
     flat arrays to write)."""
     if program.target == "cuda":
-        from . import cuda_fused
-        return cuda_fused.run_map(program, outputs, out_dtypes, outs)
+        from ..cuda import fused
+        return fused.run_map(program, outputs, out_dtypes, outs)
     outer, inner, args = program.layout()
     module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
     n = outer * inner
@@ -309,8 +310,8 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
     array with one result per position of the dims before it (device arrays for a GPU region)."""
     if program.target == "cuda":
-        from . import cuda_fused
-        return cuda_fused.run_fold(program, var, acc_dtype, split, kind)
+        from ..cuda import fused
+        return fused.run_fold(program, var, acc_dtype, split, kind)
     outer, inner, args = program.layout(split)
     module = compiled(f"{kind}", program, (var, acc_dtype, split == 0),
                       lambda: fold_source(program, var, acc_dtype, kind))

@@ -5,8 +5,9 @@ import functools
 
 import numpy as np
 
-from . import codegen, threads
-from .cpu import LOOP_HEADER, PARALLEL_MIN
+from .. import lower
+from . import threads
+from .kernels import LOOP_HEADER, PARALLEL_MIN
 
 # Scalars arrive as Python floats (float64) and are cast once to the parameter dtype, as torch casts a
 # Scalar argument to the tensor's type; `lerp` picks torch's formula by the weight.
@@ -87,17 +88,17 @@ def kernel_source(name, dtype_name):
     """kernel(start, stop, arrays..., scalars...) updating elements [start, stop)."""
     params, body = BODIES[name]
     params = "start, stop, " + params
-    return f"{codegen.HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{body}"
+    return f"{lower.HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{body}"
 
 
 @functools.lru_cache(maxsize=None)
 def kernel(name, dtype_name):
-    return codegen.load_module(f"optim_{name}_{dtype_name}", kernel_source(name, dtype_name)).kernel
+    return lower.load_module(f"optim_{name}_{dtype_name}", kernel_source(name, dtype_name)).kernel
 
 
 def cuda_kernel_source(name, dtype_name):
     """The same body on the GPU: kernel(n, arrays..., scalars...), its loop a grid-stride loop."""
-    from . import cuda
+    from ..cuda import kernels as cuda
     params, body = BODIES[name]
     body = body.replace("for i in range(start, stop):", cuda.GRID_LOOP)
     return f"{cuda.HEADER}\nT = np.{dtype_name}\n\n\n{cuda.KERNEL_DECORATOR}\ndef kernel(n, {params}):{body}"
@@ -109,7 +110,7 @@ def run(name, p, *args):
     updated in place on the GPU."""
     n = p.size
     if p.__class__ is not np.ndarray:
-        from . import cuda
+        from ..cuda import kernels as cuda
         gpu_kernel = cuda.source_kernel(f"cuda_optim_{name}_{p.dtype.name}", cuda_kernel_source(name, p.dtype.name))
         arrays = [cuda.raw(a) for a in args if hasattr(a, "buf")]
         scalars = [a for a in args if not hasattr(a, "buf")]

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from .bench import chain, gelu_tanh
+from .cpu import chain, gelu_tanh
 
 # bytes each element must cross DRAM at least, forward + backward in two fused passes: the forward reads
 # x (4) and reduces; the backward reads x (4) and writes x.grad (4)

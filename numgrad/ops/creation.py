@@ -5,19 +5,22 @@ import numbers
 
 import numpy as np
 
-from . import dtypes, lazy, storage
-from .tensor import Tensor, check_device
+from .._core import dtypes
+from .. import lazy
+from ..backend import dispatch
+from ..backend.dispatch import as_device
+from ..tensor_base import TensorBase
 
 
 def _size(size, fn="empty"):
     """Accepts f(2, 3), f((2, 3)), f([2, 3]) and f(size=()) alike."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    elif len(size) == 1 and isinstance(size[0], Tensor) and size[0].dim() == 1:
+    elif len(size) == 1 and isinstance(size[0], TensorBase) and size[0].dim() == 1:
         size = size[0].tolist()
     out = []
     for s in size:
-        if isinstance(s, float) or not isinstance(s, (numbers.Integral, Tensor)):
+        if isinstance(s, float) or not isinstance(s, (numbers.Integral, TensorBase)):
             if len(size) == 1:
                 raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(s).__name__}")
             raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found element of "
@@ -31,10 +34,10 @@ def _size(size, fn="empty"):
 
 
 def _wrap(data, dtype, device, requires_grad):
-    if check_device(device).type == "cuda":  # made on the host, then one host-to-device copy
-        from .cuda.array import from_host
+    if as_device(device).type == "cuda":  # made on the host, then one host-to-device copy
+        from ..backend.cuda.array import from_host
         data = from_host(data)
-    t = Tensor._make(data, dtype)
+    t = TensorBase._make(data, dtype)
     if requires_grad:
         if not dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -44,7 +47,7 @@ def _wrap(data, dtype, device, requires_grad):
 
 def _infer_dtype(obj):
     """torch's inference from nested Python data: any float makes it the default float, else int, else bool."""
-    if isinstance(obj, Tensor):
+    if isinstance(obj, TensorBase):
         return obj._dtype
     if isinstance(obj, (np.ndarray, np.generic)):  # numpy arrays and scalars keep their dtype
         return dtypes.from_numpy_dtype(obj.dtype)
@@ -66,7 +69,7 @@ def _infer_dtype(obj):
 
 
 def _to_nested(obj):
-    if isinstance(obj, Tensor):
+    if isinstance(obj, TensorBase):
         return obj._data
     if isinstance(obj, (list, tuple)):
         return [_to_nested(o) for o in obj]
@@ -74,7 +77,7 @@ def _to_nested(obj):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                       "or sourceTensor.detach().clone().requires_grad_(True), rather than "
@@ -92,7 +95,7 @@ def _is_rectangular(data):
 
 
 def as_tensor(data, dtype=None, device=None):
-    if isinstance(data, Tensor) and (dtype is None or dtypes.to_dtype(dtype) is data._dtype):
+    if isinstance(data, TensorBase) and (dtype is None or dtypes.to_dtype(dtype) is data._dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
         try:
@@ -109,12 +112,12 @@ def from_numpy(array):
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only supported types are: "
                         "float64, float32, int64, and bool.")
     lazy.export(array)  # NumPy code keeps writing access: never read it lazily
-    return Tensor._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
+    return TensorBase._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
 
 
 def _filled(shape, value, d, device, requires_grad):
     """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
-    return _wrap(storage.full(shape, value, d.np, gpu=check_device(device).type == "cuda"), d, None, requires_grad)
+    return _wrap(dispatch.full(shape, value, d.np, gpu=as_device(device).type == "cuda"), d, None, requires_grad)
 
 
 def _factory(value, name):
@@ -157,7 +160,7 @@ def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    start, end, step = (v.item() if isinstance(v, TensorBase) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:

@@ -3,7 +3,8 @@ import functools
 
 import numpy as np
 
-from . import codegen, cuda
+from .. import lower
+from . import kernels as cuda
 
 # Under the simulator every thread is a Python thread: 4 x 4 blocks keep the tests fast and still cover
 # several tiles along each axis.
@@ -61,7 +62,7 @@ def kernel(a, a_off, a_sb, a_si, a_sk, b, b_off, b_sb, b_sk, b_sj, out, batch, M
 def matmul_kernel(dtype_name):
     if dtype_name not in DTYPES:
         raise TypeError(f"CUDA matmul supports {DTYPES}, not {dtype_name}")
-    return codegen.load_module(f"cuda_matmul_{dtype_name}", matmul_source(dtype_name)).kernel
+    return lower.load_module(f"cuda_matmul_{dtype_name}", matmul_source(dtype_name)).kernel
 
 
 def _grid(n):

@@ -1,13 +1,7 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (context managers and decorators)."""
 import functools
 
-
-class _State:
-    grad_enabled = True
-    inference = False
-
-
-STATE = _State()
+from .state import STATE
 
 
 def is_grad_enabled():

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from . import codegen
+from .. import lower
 
 # Under Numba's simulator every CUDA thread is a Python thread: small blocks and few of them keep the
 # tests fast, and grid-stride loops make the results independent of the launch shape.
@@ -21,7 +21,7 @@ def _helpers_digest():
 
 
 HEADER = (f"# cuda helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import cuda\n"
-          "from numgrad.kernels.cuda_math import *\n")
+          "from numgrad.backend.cuda.cuda_math import *\n")
 KERNEL_DECORATOR = "@cuda.jit(cache=True)"
 # the loop header that replaces the CPU's `for i in range(...)`: each thread strides over the range
 GRID_LOOP = "for i in range(cuda.grid(1), n, cuda.gridsize(1)):"
@@ -44,7 +44,7 @@ def elementwise_source(inputs, is_array, outputs, dtype_name):
     scalars = [nm for nm, arr in zip(inputs, is_array) if not arr]
     params = ", ".join(["n", *inputs, *outputs])
     loads = "".join(f"        {nm}_i = {nm}[i]\n" for nm in arrays)
-    stores = "".join(f"        {o}[i] = {codegen.lower(e, arrays, scalars, dtype_name, target='cuda')}\n"
+    stores = "".join(f"        {o}[i] = {lower.lower(e, arrays, scalars, dtype_name, target='cuda')}\n"
                      for o, e in outputs.items())
     return f"{HEADER}\n\n{KERNEL_DECORATOR}\ndef kernel({params}):\n    {GRID_LOOP}\n{loads}{stores}"
 
@@ -57,7 +57,7 @@ def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
     kernel = _elementwise_cache.get(key)
     if kernel is None:
         source = elementwise_source(inputs, is_array, dict(outputs), dtype_name)
-        kernel = _elementwise_cache[key] = codegen.load_module(f"cuda_{name}_{dtype_name}", source).kernel
+        kernel = _elementwise_cache[key] = lower.load_module(f"cuda_{name}_{dtype_name}", source).kernel
     return kernel
 
 
@@ -73,7 +73,7 @@ def raw(a):
 def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
     """cpu.run_elementwise on the GPU: `args` are flat contiguous device arrays or scalars; returns
     flat DeviceArrays (`outs`, flat contiguous DeviceArrays, if given)."""
-    from ..cuda.array import DeviceArray, empty
+    from .array import DeviceArray, empty
     args = [raw(a) for a in args]
     is_array = tuple(is_device_array(a) for a in args)
     kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
@@ -87,4 +87,4 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
 @functools.lru_cache(maxsize=None)
 def source_kernel(readable_name, source):
     """A kernel from generated source (used by fused regions and optimizer updates)."""
-    return codegen.load_module(readable_name, source).kernel
+    return lower.load_module(readable_name, source).kernel

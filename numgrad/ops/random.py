@@ -1,7 +1,7 @@
 """The global random generator: manual_seed, rand, randn, randint and their *_like forms."""
 import numpy as np
 
-from . import dtypes
+from .._core import dtypes
 
 _generator = [np.random.default_rng()]
 

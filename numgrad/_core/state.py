@@ -1,0 +1,19 @@
+"""Per-thread state, as torch keeps it: grad mode, inference mode, saved-tensor hooks, the fusion switch.
+
+Every thread sees its own values; a new thread starts with torch's defaults (grad enabled, inference off,
+no saved-tensor hooks) and with fusion as NUMGRAD_FUSION sets it for the process."""
+import os
+import threading
+
+FUSION_DEFAULT = os.environ.get("NUMGRAD_FUSION", "1") != "0"
+
+
+class _ThreadState(threading.local):
+    def __init__(self):  # runs once in each thread that touches STATE
+        self.grad_enabled = True
+        self.inference = False
+        self.fusion = FUSION_DEFAULT
+        self.saved_tensor_hooks = []  # (pack, unpack) pairs, innermost last
+
+
+STATE = _ThreadState()

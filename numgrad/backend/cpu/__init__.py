@@ -1,0 +1,1 @@
+"""numgrad/backend/cpu"""

@@ -1,0 +1,359 @@
+"""TensorBase: a tensor's storage (an array, or a pending fused expression), shape, dtype, device and
+autograd fields. The ops below numgrad.tensor make and read TensorBase; numgrad.tensor.Tensor, the class
+users see, adds the methods and operators that call the ops, and every result is made as a Tensor."""
+import math
+import warnings
+import weakref
+
+import numpy as np
+
+from . import lazy
+from ._core import dtypes, printing
+from ._core.device import CPU
+from ._core.hooks import HookDict, add_hook
+from ._core.messages import INFERENCE_INPLACE, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD
+from ._core.shapes import Size, wrap_dim
+from ._core.state import STATE
+from .backend.dispatch import device_of_array, to_host
+
+_WARNED_ONCE = {}
+
+
+class TensorBase:
+    __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
+                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "__weakref__", "__dict__")
+    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    _result_class = None  # the class results are made as: numgrad.tensor.Tensor
+
+    def __init_subclass__(cls, result_class=False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if result_class:
+            TensorBase._result_class = cls
+
+    @classmethod
+    def _make(cls, data, dtype, requires_grad=False):
+        t = object.__new__(TensorBase._result_class if cls is TensorBase else cls)
+        t._arr, t._lazy, t._dtype, t._requires_grad = data, None, dtype, requires_grad
+        t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
+        t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
+        t._fresh = False  # a gradient buffer nobody else holds (see engine.accumulate_into_grad)
+        return t
+
+    # ---- storage: an array, or a pending fused expression (see lazy.py) -------------------------
+    @property
+    def _data(self):
+        """The values as a NumPy array: computes a pending result, and first computes the pending
+        results that read this storage, since the caller may be about to write to it."""
+        arr = self._arr
+        if arr is None:
+            arr = self._arr = self._lazy.force()
+            self._lazy = None
+        if lazy.READERS:
+            lazy.before_access(arr)
+        return arr
+
+    @_data.setter
+    def _data(self, arr):
+        self._arr, self._lazy = arr, None
+
+    @property
+    def _shape(self):
+        arr = self._arr
+        return arr.shape if arr is not None else self._lazy.shape
+
+    # ---- metadata -------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        return Size(self._shape) if dim is None else self._shape[self._wrap_dim(dim)]
+
+    def _wrap_dim(self, dim):
+        return wrap_dim(dim, len(self._shape))
+
+    def dim(self):
+        return len(self._shape)
+
+    ndim = property(dim)
+
+    def numel(self):
+        return math.prod(self._shape)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        arr = self._arr
+        return self._lazy.device if arr is None else device_of_array(arr)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def _host(self):
+        """The values as a NumPy array, copied from the GPU for a CUDA tensor: for printing, item(),
+        tolist() and control flow on a value, the only reads that may leave the device."""
+        return to_host(self._data)
+
+    def type(self, dtype=None):
+        """torch's legacy type name ('torch.FloatTensor', 'torch.cuda.FloatTensor'), or a conversion."""
+        if dtype is None:
+            return f"torch.{'cuda.' if self.is_cuda else ''}{self._dtype.word}Tensor"
+        return self.to(dtype)
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self):
+        data = self._data
+        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.pointer()
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self.is_cuda:
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} "
+                                 "If CUDA data is required use tensor.cuda() to copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return self._data.__cuda_array_interface__
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[self._wrap_dim(dim)]
+
+    def is_inference(self):
+        return self._is_inference
+
+    # ---- autograd fields ------------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self._grad_fn is not None:  # the attribute form words it more briefly than requires_grad_()
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." if flag else
+                               NON_LEAF_REQUIRES_GRAD)
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._is_inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                               "allowed.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._dtype is not self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None and not self._retains_grad:
+            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
+            self._retains_grad = True
+
+    def register_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            hooks = self._grad_fn._own("_tensor_pre_hooks").setdefault(self._output_nr, HookDict())
+        else:
+            if self._hooks is None:
+                self._hooks = HookDict()
+            hooks = self._hooks
+        return add_hook(hooks, hook)
+
+    def detach(self):
+        t = TensorBase._make(self._data, self._dtype)
+        t._vc, t._is_inference = self._vc, self._is_inference  # detach shares the version counter
+        return t
+
+    def detach_(self):
+        self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
+        return self
+
+    @property
+    def data(self):
+        t = TensorBase._make(self._data, self._dtype)  # .data changes are invisible to autograd
+        t._is_inference = self._is_inference
+        return t
+
+    @data.setter
+    def data(self, value):
+        self._data, self._dtype = value._data, value._dtype
+
+    # ---- conversion -----------------------------------------------------------------------------
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        data = self._data
+        if data.__class__ is not np.ndarray:
+            raise TypeError(data.NUMPY_ON_CUDA)
+        lazy.export(data)  # NumPy code may write to it from now on
+        return data
+
+    def __array__(self, dtype=None, copy=None):
+        data = self.numpy()
+        return data if dtype is None else data.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._host.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._host.tolist()
+
+    def _scalar_for_python(self, warn=False):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if warn and self._requires_grad and not _WARNED_ONCE.get("float"):
+            _WARNED_ONCE["float"] = True  # torch warns once per process (TORCH_WARN_ONCE)
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
+                          UserWarning, stacklevel=3)
+        return self.item()
+
+    def __float__(self):
+        return float(self._scalar_for_python(warn=True))
+
+    def __int__(self):
+        return int(self._scalar_for_python())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if self._data.size == 0 else
+                               "Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        shape = self._shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
+                                       grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
+                                       requires_grad=self._requires_grad,
+                                       default_dtype=dtypes.get_default_dtype().name)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __deepcopy__(self, memo):
+        t = TensorBase._make(self._data.copy(), self._dtype, self._requires_grad)
+        memo[id(self)] = t
+        return t
+
+    # ---- in-place machinery -------------------------------------------------------------------
+    def _check_inplace(self):
+        if self._is_inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_INPLACE)
+        if STATE.grad_enabled:
+            if self._requires_grad and self._grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE)
+            base = self._base
+            if base is not None and base._requires_grad and base._grad_fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+
+def check_same_device(*tensors, cpu_scalars=False):
+    """The device an op on `tensors` (other values are skipped) runs on, or torch's error for two
+    devices. With `cpu_scalars` a 0-d CPU tensor joins an op on any device, as a scalar does in torch's
+    elementwise ops."""
+    found = None
+    for t in tensors:
+        if not isinstance(t, TensorBase):
+            continue
+        d = CPU if t._arr.__class__ is np.ndarray else t.device
+        if cpu_scalars and d is CPU and not t._shape:
+            continue
+        if found is None:
+            found = d
+        elif d != found:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{found} and {d}!")
+    return found or CPU

@@ -283,10 +283,10 @@ def accumulate_into_grad(leaf, g, create_graph=None):
         else:
             leaf._grad = g.detach().clone()
     else:
-        _add_into(leaf._grad, g)
+        add_into(leaf._grad, g)
 
 
-def _add_into(acc, g):
+def add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
     if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
         flat = acc._data.reshape(-1)

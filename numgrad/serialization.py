@@ -16,12 +16,12 @@ import numpy as np
 
 from ._core import dtypes
 from .tensor import Tensor
+from .nn.parameter import Parameter
 
 FORMAT, VERSION, META = "numgrad", 1, "__numgrad__"
 
 
 def _encode(obj, arrays):
-    from .nn.parameter import Parameter
     if isinstance(obj, Tensor):
         name = f"t{len(arrays)}"
         arrays[name] = obj._host  # a CUDA tensor is copied to the host, as torch.save does
@@ -61,7 +61,6 @@ def save(obj, f):
 
 
 def _decode(obj, arrays, where, map_location=None):
-    from .nn.parameter import Parameter
     if isinstance(obj, dict):
         if "tensor" in obj:
             name = obj["tensor"]

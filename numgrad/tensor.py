@@ -11,6 +11,7 @@ from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, reduction, shape
 from .ops.elementwise import apply
+from .ops.shape import _shape_arg as shape_arg
 from .tensor_base import TensorBase
 
 
@@ -82,6 +83,17 @@ class Tensor(TensorBase, result_class=True):
 
     def where(self, condition, other):
         return F.where(condition, self, other)
+
+    def sum_to_size(self, *size):
+        shape = shape_arg(size)
+        if len(shape) > len(self._shape) or any(s not in (1, d) for s, d in zip(shape[::-1], self._shape[::-1])):
+            raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
+        return reduction.sum_to(self, shape)
+
+    def _sum_to(self, shape):
+        """A broadcast gradient summed back to `shape`: the ops' backward formulas reach reduction.sum_to
+        through this method, since reduction sits above them in the ops layer."""
+        return reduction.sum_to(self, shape)
 
     # ---- operators: they call the op table directly, `self` being a tensor already ----------------
     def __add__(self, other):

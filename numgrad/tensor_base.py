@@ -37,7 +37,7 @@ class TensorBase:
         t._arr, t._lazy, t._dtype, t._requires_grad = data, None, dtype, requires_grad
         t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
         t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
-        t._fresh = False  # a gradient buffer nobody else holds (see engine.accumulate_into_grad)
+        t._fresh = False  # a gradient buffer nobody else holds (see node.accumulate_into_grad)
         return t
 
     # ---- storage: an array, or a pending fused expression (see lazy.py) -------------------------

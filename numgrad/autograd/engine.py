@@ -2,11 +2,10 @@
 import heapq
 
 
-from .. import lazy
 from ..backend import dispatch
 from . import fused_backward
 from .._core.state import STATE
-from ..node import AccumulateGrad, accumulate_into_grad, edge_of, hooked
+from ..node import AccumulateGrad, add_into, edge_of, hooked
 from ..ops.creation import tensor
 from ..tensor_base import TensorBase
 
@@ -84,7 +83,7 @@ def _add(a, b):
             arr = own._arr
             if own._fresh and arr is not None and arr.flags.writeable and arr.shape == other._shape and\
                     other._arr is not None:  # (a pending `other` is summed in its own fused pass below)
-                _add_into(own, other)
+                add_into(own, other)
                 return own
     s = a + b
     s._fresh = True

@@ -6,6 +6,11 @@ import numpy as np
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
 from ..node import Node, SavedTensor, edge_of
+from ..ops.creation import zeros
+from ..node import FREED
+from ..ops.reduction import sum_to
+from ..ops.shape import view_of
+from ..tensor_base import TensorBase
 
 
 class FunctionCtx:
@@ -16,7 +21,6 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        from ..node import FREED
         if self._freed:
             raise RuntimeError(FREED)
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved_list)
@@ -66,7 +70,6 @@ class BackwardCFunction(FunctionCtx, Node):
             return None
         shape, dtype = self._arg_meta[i]
         if tuple(grad.shape) != shape:
-            from ..ops.reduction import sum_to
             try:  # the input must be expandable to the gradient's shape
                 ok = np.broadcast_shapes(shape, tuple(grad.shape)) == tuple(grad.shape)
             except ValueError:
@@ -79,7 +82,6 @@ class BackwardCFunction(FunctionCtx, Node):
 
 
 def _zeros(meta):
-    from ..ops.creation import zeros
     shape, dtype = meta
     return zeros(*shape, dtype=dtype)
 
@@ -112,8 +114,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..ops.shape import view_of
-        from ..tensor_base import TensorBase
         ctx = cls._backward_cls()
         tensors = [a if isinstance(a, TensorBase) else None for a in args]
         ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)

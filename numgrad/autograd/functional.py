@@ -1,6 +1,8 @@
 """autograd.backward and autograd.grad: the user-facing entry points into the engine."""
 from . import engine
-from ..node import edge_of
+from ..node import accumulate_into_grad, edge_of
+import warnings
+from ..ops.creation import zeros_like
 
 
 CREATE_GRAPH_CYCLE = (
@@ -23,7 +25,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        import warnings
         warnings.warn(CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     if inputs is None:
         engine.run(tensors, grads, retain_graph, create_graph)
@@ -38,7 +39,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             t._retains_grad = True  # torch fills .grad of non-leaf inputs and marks them so
         g = captured.get(e)
         if g is not None:
-            engine.accumulate_into_grad(t, g, create_graph)
+            accumulate_into_grad(t, g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -59,7 +60,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = captured.get(e)
         if g is None:
             if materialize_grads:
-                from ..ops.creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "

@@ -8,6 +8,7 @@ from ..backend import dispatch
 from ..backend.cpu import fused
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
+from ..ops.reduction import sum_to
 
 KERNEL_DTYPE = lazy.KERNEL_DTYPE
 
@@ -103,7 +104,6 @@ def run(nodes, g, buffers):
         out_dtypes.append(node.compute)
         slots.append((node, idx, True))
     flats = fused.run_map(program, out_vars, [d.np for d in out_dtypes])
-    from ..ops.reduction import sum_to
     for flat, dtype, (node, idx, reduce) in zip(flats, out_dtypes, slots):
         r = TensorBase._make(flat.reshape(shape), dtype)
         if reduce:

@@ -7,6 +7,8 @@ import numpy as np
 
 from ..backend.cuda import kernels as target
 from ..backend.cuda.array import DeviceArray, _c_strides
+from .._core import dtypes
+from ..tensor import Tensor
 
 
 def _span(shape, strides, itemsize):
@@ -45,8 +47,6 @@ def device_array_from_interface(desc, owner):
 
 
 def tensor_from_interface(obj):
-    from .._core import dtypes
-    from ..tensor import Tensor
     if target.SIMULATOR and not hasattr(obj, "__cuda_array_interface__") and hasattr(obj, "_ary"):
         desc = obj._ary.__array_interface__  # a simulator device array: its memory is a host array's
         desc = dict(desc, strides=desc["strides"] or None)

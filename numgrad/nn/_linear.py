@@ -9,6 +9,8 @@ from ..ops.indexing import index_put
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
+from ..ops.indexing import _put
+from ..ops.indexing import _first_bad
 
 
 def _addmm_backward(node, g):
@@ -55,7 +57,6 @@ def _embedding_backward(node, g):
     if scale is not None:  # padding rows get nothing; scale_grad_by_freq divides by each index's count
         rows = rows * scale
     if rows.is_cuda:  # index_put without parsing the index again (its bounds were checked by the forward)
-        from ..ops.indexing import _put
         zeros = rows.new_zeros(num, rows.shape[-1], device=rows.device)
         return (_put(zeros, (slice(None), Ellipsis), (indices._data,), rows, True, "IndexPutBackward0"),)
     return (index_put(rows.new_zeros(num, rows.shape[-1]), (indices,), rows, accumulate=True),)
@@ -101,7 +102,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num):
     """embedding on the GPU: a row gather, and the gradient's row scales from tensor ops outside autograd."""
     from ..backend.cuda import index
-    from ..ops.indexing import _first_bad
     check_same_device(input, weight)
     idx = input._data
     if idx.size and _first_bad(idx, 0, num - 1) is not None:

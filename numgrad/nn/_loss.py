@@ -10,6 +10,9 @@ from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
+from ..ops.indexing import _first_bad
+from ..tensor import Tensor
+from ..tensor_base import check_same_device
 
 
 def _reduce(loss, reduction):
@@ -203,9 +206,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes):
     """nll_loss on the GPU: the CPU formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
     from ..backend.cuda import index as cuda_index
-    from ..ops.indexing import _first_bad
-    from ..tensor import Tensor
-    from ..tensor_base import check_same_device
     check_same_device(input, target, weight)
     ndim = input._data.ndim
     axes = [k for k in range(ndim) if k != class_dim] + [class_dim]  # np.moveaxis(class_dim, -1)

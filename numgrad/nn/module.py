@@ -10,6 +10,8 @@ from .._core.grad_mode import no_grad
 from ..tensor import Tensor
 from ..backend.dispatch import as_device
 from .parameter import Parameter
+from .._core import dtypes
+from ..ops.creation import tensor
 
 
 class _HookDict(dict):
@@ -290,7 +292,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from .._core import dtypes
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, dtypes.dtype):
@@ -441,7 +442,6 @@ class Module:
 
 
 def _dtypes():
-    from .._core import dtypes
     return dtypes
 
 
@@ -449,7 +449,6 @@ def _as_tensor(value):
     """A state-dict entry: a numgrad tensor, or anything numpy can read (a torch tensor, an array)."""
     if isinstance(value, Tensor):
         return value
-    from ..ops.creation import tensor
     if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
         value = value.detach().cpu().numpy()
     return tensor(np.asarray(value))

@@ -1,5 +1,7 @@
 """nn.Parameter: a leaf tensor that a Module registers as one of its parameters."""
 from ..tensor import Tensor
+from .._core import dtypes
+from ..ops.creation import empty
 
 
 class Parameter(Tensor):
@@ -7,7 +9,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..ops.creation import empty
             data = empty(0)
         p = cls._make(data._data, data._dtype)
         p._vc = data._vc  # like detach(): the same storage, the same version counter
@@ -34,6 +35,5 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, dtype_name, requires_grad):
-    from .._core import dtypes
     return Parameter._make(data, dtypes._by_name(dtype_name), requires_grad)
 

@@ -10,6 +10,7 @@ from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import as_device
 from ..tensor_base import TensorBase
+import warnings
 
 
 def _size(size, fn="empty"):
@@ -78,7 +79,6 @@ def _to_nested(obj):
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(data, TensorBase):
-        import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                       "or sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)

@@ -6,16 +6,16 @@ import typing
 
 import numpy as np
 
-from .._core import dtypes
 from .. import lazy
-from ..backend import dispatch
-from .._core.state import STATE
-from ..node import Node, edge_of
-from ..backend.cpu import kernels
+from .._core import dtypes
 from .._core.shapes import broadcast_shapes
-from ..lazy import KERNEL_DTYPE, compute_now, operand
-from ..tensor_base import TensorBase, check_same_device
+from .._core.state import STATE
+from ..backend import dispatch
+from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
+from ..node import Node, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED
+from ..tensor_base import TensorBase, check_same_device
+from . import creation
 
 
 def _names_in(expr):
@@ -143,8 +143,7 @@ class ElementwiseBackward(Node):
             if r is not None:
                 shape, dtype = self.meta[nm]
                 if r._data.shape != shape:
-                    from .reduction import sum_to
-                    r = sum_to(r, shape)
+                    r = r._sum_to(shape)
                 if r._dtype is not dtype:
                     r = r.to(dtype)
                 if r is not g and not creating_graph:
@@ -159,7 +158,7 @@ class ElementwiseBackward(Node):
         for nm in plan.passed:  # the derivative is g itself: no pass over memory
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
-            args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, _BOOL if is_bool else np_dtype)
+            args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, BOOL if is_bool else np_dtype)
                                                        for v, is_bool in zip(values, plan.bool_used)]
             flats = dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
                                               [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
@@ -168,16 +167,15 @@ class ElementwiseBackward(Node):
         return results
 
     def _tensor_mode(self, g, values):
-        from . import functional
-        namespace = dict(functional.EXPRESSION_FUNCS, g=g, **dict(zip(self.plan.used, values)))
+        namespace = dict(EXPRESSION_FUNCS, g=g, **dict(zip(self.plan.used, values)))
         results = {}
         for nm in self.plan.needed:
             expr = self.entry.grads[nm]
             if expr == "zeros":
-                results[nm] = functional.zeros_like(g)
+                results[nm] = creation.zeros_like(g)
             else:
                 r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
-                results[nm] = r if hasattr(r, "_data") else functional.full_like(g, r)
+                results[nm] = r if hasattr(r, "_data") else creation.full_like(g, r)
         return results
 
 
@@ -247,3 +245,38 @@ def _plan(name, pattern):
 @functools.lru_cache(maxsize=None)
 def _compiled(expr):
     return compile(expr, "<derivative>", "eval")
+
+
+# ---- the derivative vocabulary on tensors ----------------------------------------------------------
+
+def _on_tensors_or_numbers(fn, scalar_fn):
+    """A vocabulary function for derivative expressions: a Python-scalar operand (pow's base, say) gets
+    the math function, tensors the differentiable op."""
+    def call(*args):
+        if any(isinstance(a, TensorBase) for a in args):
+            return fn(*args)
+        return scalar_fn(*args)
+    return call
+
+
+def _scalar_math():
+    return {"exp": math.exp, "log": lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")),
+            "log1p": math.log1p, "expm1": math.expm1, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
+            "tan": math.tan, "tanh": math.tanh, "erf": math.erf, "abs": abs,
+            "sign": lambda v: (v > 0) - (v < 0), "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
+            "isnan": math.isnan, "maximum": max, "minimum": min}
+
+
+def _tensor_op(name):
+    return lambda *args: apply(name, *args)
+
+
+def _where(condition, input, other):
+    if not isinstance(condition, TensorBase):  # a Python bool picks a side whole
+        return input if condition else other
+    return apply("where", condition, input, other)
+
+
+# What the op table's derivative expressions mean when they run on tensors (create_graph=True).
+EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(_tensor_op(name), scalar) for name, scalar in _scalar_math().items()}
+EXPRESSION_FUNCS["where"] = _where

@@ -4,8 +4,14 @@ import numbers
 
 from . import creation
 from . import reduction
-from .elementwise import apply
+from .elementwise import EXPRESSION_FUNCS, apply  # noqa: F401  EXPRESSION_FUNCS: the derivative vocabulary
 from ..tensor_base import TensorBase
+import numpy as np
+from .._core.dtypes import int64
+from ..node import record
+from .._core.dtypes import bool_
+from ..backend import dispatch
+from .reduction import _axes, _fold, _kept_shape
 
 
 builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
@@ -135,7 +141,6 @@ def where(condition, input=None, other=None):
 
 
 def nonzero(input, as_tuple=False):
-    import numpy as np
     idx = np.nonzero(input._data)
     if as_tuple:
         return tuple(TensorBase._make(i.astype(np.int64), _int64()) for i in idx)
@@ -143,7 +148,6 @@ def nonzero(input, as_tuple=False):
 
 
 def _int64():
-    from .._core.dtypes import int64
     return int64
 
 
@@ -183,8 +187,6 @@ def trunc(input):
 
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
-    import numpy as np
-    from ..node import record
     out = TensorBase._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
     record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
     return out
@@ -199,13 +201,10 @@ def equal(input, other):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import numpy as np
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import numpy as np
-    from .._core.dtypes import bool_
     return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
 
 
@@ -218,11 +217,7 @@ def any(input, dim=None, keepdim=False):
 
 
 def _bool_reduce(input, dim, keepdim, kind):
-    import numpy as np
-    from .._core.dtypes import bool_
-    from ..backend import dispatch
     if dispatch.on_gpu(input._data):  # min (all) or max (any) of the truth values, by the block reduction
-        from .reduction import _axes, _fold, _kept_shape
         axes = _axes(input, dim)
         shape = _kept_shape(input._shape, axes, keepdim and dim is not None)
         truth = (input != 0)._data
@@ -240,26 +235,3 @@ max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.a
 argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.norm, reduction.var, reduction.std
 logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
-
-def _on_tensors_or_numbers(fn, scalar_fn):
-    """A vocabulary function for derivative expressions: a Python-scalar operand (pow's base, say) gets
-    the math function, tensors the differentiable op."""
-    def call(*args):
-        if builtins.any(isinstance(a, TensorBase) for a in args):
-            return fn(*args)
-        return scalar_fn(*args)
-    return call
-
-
-def _scalar_math():
-    import math
-    return {"exp": math.exp, "log": lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")),
-            "log1p": math.log1p, "expm1": math.expm1, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
-            "tan": math.tan, "tanh": math.tanh, "erf": math.erf, "abs": builtins_abs,
-            "sign": lambda v: (v > 0) - (v < 0), "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
-            "isnan": math.isnan, "maximum": builtins_max, "minimum": builtins_min}
-
-
-# What the op table's derivative expressions mean when they run on tensors (create_graph=True).
-EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(globals()[name], scalar) for name, scalar in _scalar_math().items()}
-EXPRESSION_FUNCS["where"] = where

@@ -10,8 +10,9 @@ from ..node import needs_grad, record
 from .._core.messages import LEAF_INPLACE
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..tensor_base import TensorBase, check_same_device
-from .reduction import sum_to
 from .shape import expand, view_of
+import math
+from ..spec.table import ELEMENTWISE
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
@@ -353,7 +354,7 @@ def _put_backward(node, g):
             grad_self = g * TensorBase._make(keep, g._dtype)
     if node.next_functions[1][0] is not None:
         vshape, vdtype = node.input_meta[1]
-        grad_value = sum_to(_index(g, basic, adv), _strip_ones(vshape)).reshape(vshape).to(vdtype)
+        grad_value = _index(g, basic, adv)._sum_to(_strip_ones(vshape)).reshape(vshape).to(vdtype)
     return grad_self, grad_value
 
 
@@ -380,10 +381,8 @@ def masked_fill(t, mask, value):
 
 def _masked_fill_gpu(t, mask, value, shape):
     """where(mask, value, t) broadcast to `shape` by the op table's `where` kernel."""
-    import math
 
     from ..backend.cuda import kernels as target
-    from ..spec.table import ELEMENTWISE
     check_same_device(t, mask)
     dtype = t._data.dtype
     if isinstance(value, TensorBase) and _gpu(value._data):
@@ -402,7 +401,7 @@ def _masked_fill_backward(node, g):
     mask = node.saved("mask")
     grad_self = grad_value = None
     if node.next_functions[0][0] is not None:
-        grad_self = sum_to(masked_fill(g, mask, 0), node.input_shape(0))
+        grad_self = masked_fill(g, mask, 0)._sum_to(node.input_shape(0))
     if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
         grad_value = masked_fill(g, ~mask, 0).sum().to(node.input_meta[1][1])
     return grad_self, grad_value

@@ -7,6 +7,7 @@ from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import wrap_dim
 from .shape import view_of
+from .creation import zeros
 
 __all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
 
@@ -110,7 +111,6 @@ def stack(tensors, dim=0):
 def _pieces_backward(join):
     """Backward of an op returning pieces of its input: join the pieces' gradients, zeros for unused ones."""
     def backward(node, *grads):
-        from .creation import zeros
         d, shapes = node.saved("dim"), node.saved("shapes")
         dtype = node.input_meta[0][1]
         device = next(({"device": g.device} for g in grads if g is not None and g.is_cuda), {})  # {}: the CPU

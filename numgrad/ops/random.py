@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._core import dtypes
+from .creation import _size, _wrap
 
 _generator = [np.random.default_rng()]
 
@@ -30,7 +31,6 @@ def _float_dtype(dtype):
 
 def _sampler(draw, name):
     def sample(*size, dtype=None, device=None, requires_grad=False, generator=None, **kw):
-        from .creation import _size, _wrap
         if "size" in kw:  # torch accepts rand(size=(2, 3)) as well as rand(2, 3)
             size = (kw.pop("size"),)
         d = _float_dtype(dtype)
@@ -45,7 +45,6 @@ randn = _sampler(lambda rng, shape, dtype: rng.standard_normal(shape, dtype=dtyp
 
 
 def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None):
-    from .creation import _size, _wrap
     if isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -58,7 +57,6 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
 
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
-    from .creation import _wrap
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
     return _wrap(_generator[0].permutation(int(n)).astype(d.np), d, device, requires_grad)
 
@@ -77,7 +75,6 @@ def randint_like(t, low=0, high=None, dtype=None, requires_grad=False, device=No
 
 
 def normal(mean=0.0, std=1.0, size=None, *, dtype=None, requires_grad=False):
-    from .creation import _wrap
     d = _float_dtype(dtype)
     data = _generator[0].normal(mean, std, size=tuple(size) if size is not None else ()).astype(d.np)
     return _wrap(data, d, None, requires_grad)

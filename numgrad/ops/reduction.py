@@ -15,7 +15,11 @@ from ..backend.cpu import kernels
 from ..backend.cpu import softmax as softmax_kernels
 from ..tensor_base import TensorBase
 from .._core.shapes import wrap_dim
+from .elementwise import apply
+from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
+import math
+import warnings
 
 def _return_type(name):
     """torch.return_types.max / .min: a (values, indices) named tuple printed as torch prints it."""
@@ -67,7 +71,6 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
 def _gpu_layout(x, axes):
     """cpu._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in the
     middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
-    import math
     nd = x.ndim
     if list(axes) != list(range(axes[0], axes[-1] + 1)):
         keep = [d for d in range(nd) if d not in axes]
@@ -217,7 +220,6 @@ def _select(name, t, axes, op, whole, want_index=False):
 
 def _evenly_backward(node, g):
     """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
-    from . import functional as F
     a, out, axes = node.saved("self"), node.saved("result"), node.saved("axes")
     whole_max = node.name() in ("MaxBackward1", "MinBackward1")
     if whole_max and out.isnan().item():  # torch's evenly_distribute_backward: the NaNs take the gradient
@@ -230,7 +232,7 @@ def _evenly_backward(node, g):
     share = (g / count).expand(*a.shape)  # computed at the reduced shape: the full-size work is one op
     # max()/min() fill the selected places; amax/amin multiply by the mask, as torch does, so a row
     # whose result no element equals (a NaN) gets 0 * (g / 0) = NaN
-    return (F.where(mask, share, 0.0) if whole_max else mask * share,)
+    return (apply("where", mask, share, 0.0) if whole_max else mask * share,)
 
 
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
@@ -249,7 +251,6 @@ def amin(t, dim=(), keepdim=False):
 
 
 def _indices_backward(node, g):
-    from .indexing import scatter_into_zeros
     dim, keepdim, idx = node.saved("dim"), node.saved("keepdim"), node.saved("indices")
     if node.input_shape(0) == ():  # max of a 0-d tensor along dim 0 is the tensor itself
         return (g.reshape(()),)
@@ -273,15 +274,13 @@ def _max_min(name, t, dim, keepdim):
 
 def max(t, dim=None, keepdim=False):
     if isinstance(dim, TensorBase):
-        from . import functional
-        return functional.maximum(t, dim)
+        return apply("maximum", t, dim)
     return _max_min("max", t, dim, keepdim)
 
 
 def min(t, dim=None, keepdim=False):
     if isinstance(dim, TensorBase):
-        from . import functional
-        return functional.minimum(t, dim)
+        return apply("minimum", t, dim)
     return _max_min("min", t, dim, keepdim)
 
 
@@ -307,11 +306,10 @@ def argmin(t, dim=None, keepdim=False):
 def _norm_backward(node, g):
     a, out, p = node.saved("self"), node.saved("result"), node.saved("ord")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    from . import functional as F
     zero = out == 0
-    safe = F.where(zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
+    safe = apply("where", zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
     if p == 2:
-        return (F.where(zero, 0.0, g * a / safe),)
+        return (apply("where", zero, 0.0, g * a / safe),)
     if p == 1:
         return (g * a.sign(),)
     if p == float("inf") or p == float("-inf"):
@@ -319,7 +317,7 @@ def _norm_backward(node, g):
         return (g * a.sign() * mask / sum(mask, node.saved("axes"), keepdim=True),)
     if p == 0:  # a count of nonzeros: torch sends no gradient at all
         return (None,)
-    return (F.where(zero, 0.0, g * a * a.abs() ** (p - 2) / safe ** (p - 1)),)
+    return (apply("where", zero, 0.0, g * a * a.abs() ** (p - 2) / safe ** (p - 1)),)
 
 
 def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
@@ -363,7 +361,6 @@ def _var_parts(t, dim, correction, keepdim, op):
     axes = _axes(t, dim)
     n = int(np.prod([t._data.shape[a] for a in axes]))
     if n - correction <= 0:
-        import warnings
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel). (Triggered internally at "
                       "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning, stacklevel=3)
@@ -382,12 +379,11 @@ def _var_backward(node, g):
 def _std_backward(node, g):
     a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    from . import functional as F
     # where the std is 0 torch gives a zero gradient, not 0/0; dividing by 1 there keeps double
     # backward free of 0 * inf too
     zero = out == 0
-    safe = F.where(zero, 1.0, out)
-    return (F.where(zero, 0.0, g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * safe)),)
+    safe = apply("where", zero, 1.0, out)
+    return (apply("where", zero, 0.0, g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * safe)),)
 
 
 def _parse_var_args(dim, unbiased, keepdim, correction):

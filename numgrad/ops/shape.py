@@ -7,11 +7,14 @@ from ..backend import dispatch
 
 from .._core.shapes import wrap_dim
 from ..node import record
+from ..tensor_base import TensorBase
+import warnings
+from ..node import _type_string
+from ..node import needs_grad
 
 
 def view_of(base, data):
     """A tensor sharing `base`'s storage and version counter."""
-    from ..tensor_base import TensorBase
     t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
     return t
@@ -62,7 +65,6 @@ def reshape(t, *shape):
         out = view_of(t, data)
         name = "ViewBackward0"
     except AttributeError:
-        from ..tensor_base import TensorBase
         out = TensorBase._make(np.reshape(t._data, shape).copy(), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
@@ -157,7 +159,6 @@ def _identity_backward(node, g):
 
 def T(t):
     if t._data.ndim != 2:
-        import warnings
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
                       "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
                       "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
@@ -167,15 +168,13 @@ def T(t):
 
 
 def _expand_backward(node, g):
-    from .reduction import sum_to
-    return (sum_to(g, node.input_shape(0)),)
+    return (g._sum_to(node.input_shape(0)),)
 
 
 def expand(t, *sizes):
     sizes = _shape_arg(sizes)
     shape = t._data.shape
     if len(sizes) < len(shape):
-        from ..node import _type_string
         kind = _type_string(t).split(" ")[0]
         raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -208,7 +207,6 @@ def _clone_backward(node, g):
 
 
 def clone(t):
-    from ..tensor_base import TensorBase
     out = TensorBase._make(t._data.copy(), t._dtype)  # C order, on the tensor's device
     record("CloneBackward0", _clone_backward, [t], [out])
     return out
@@ -223,7 +221,6 @@ def _to_copy_backward(node, g):
 
 
 def to_dtype(t, dtype, copy=False):
-    from ..tensor_base import TensorBase
     if dtype is t._dtype and not copy:
         return t
     out = TensorBase._make(t._data.astype(dtype.np), dtype)
@@ -251,7 +248,6 @@ def _strided(flat, spec):
 
 def region_of(g, spec):
     """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
-    from ..tensor_base import TensorBase
     out = TensorBase._make(_strided(dispatch.contiguous(g._data).reshape(-1), spec).copy(), g._dtype)
     record("AsStridedBackward0", _region_backward, [g], [out], {"spec": spec})
     return out
@@ -259,7 +255,6 @@ def region_of(g, spec):
 
 def embed_region(gv, spec, root_shape):
     """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably."""
-    from ..tensor_base import TensorBase
     flat = dispatch.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
     _strided(flat, spec)[...] = gv._data
     out = TensorBase._make(flat.reshape(root_shape), gv._dtype)
@@ -279,14 +274,12 @@ def _copy_slices_backward(node, g):
     spec = node.saved("spec")
     keep = dispatch.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
     _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
-    from ..tensor_base import TensorBase
     return g * TensorBase._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
 
 
 def rebase_view(view, result):
     """After `view` was overwritten in place with `result` (which requires grad), the root's gradient
     flows through a CopySlices node and the view's through its region of the root, as in torch."""
-    from ..node import needs_grad
     root = view._base
     spec = _region_spec(view, root)
     out = view_of(root, root._data)

@@ -7,6 +7,7 @@ from ..backend import dispatch
 from ..autograd.functional import zero_grads
 from .._core.grad_mode import no_grad
 from ..tensor import Tensor
+from .._core.grad_mode import enable_grad
 
 
 class _RequiredParameter:
@@ -67,7 +68,6 @@ class Optimizer:
     def step(self, closure=None):
         loss = None
         if closure is not None:
-            from .._core.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad():

@@ -4,6 +4,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ._factory import empty_parameter
+from ..parameter import Parameter
 
 
 class Identity(Module):
@@ -57,7 +58,6 @@ class Embedding(Module):
             self.weight = empty_parameter(num_embeddings, embedding_dim, dtype=dtype, device=device)
             self.reset_parameters()
         else:
-            from ..parameter import Parameter
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):

@@ -2,7 +2,7 @@
 (compare within a group: `pytest bench --benchmark-only -n 0 --benchmark-group-by=group`)."""
 import pytest
 
-from numgrad.bench.cpu import WORKLOADS, make_inputs, run_step
+from numgrad.bench.workloads import WORKLOADS, make_inputs, run_step
 
 
 @pytest.mark.parametrize("workload", list(WORKLOADS))

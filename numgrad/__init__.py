@@ -1,5 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
-from . import autograd, cuda, nn, optim, testing
+import importlib
+
+from . import autograd, cuda, nn, optim
 from ._core import dtypes
 from ._core.device import device
 from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
@@ -23,3 +25,11 @@ from .serialization import load, save
 from .tensor import Tensor
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """numgrad.testing is loaded on first use (PEP 562): it imports numgrad itself, the library it hands
+    to the functions it compares with torch."""
+    if name == "testing":
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'numgrad' has no attribute '{name}'")

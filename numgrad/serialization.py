@@ -17,6 +17,8 @@ import numpy as np
 from ._core import dtypes
 from .tensor import Tensor
 from .nn.parameter import Parameter
+from . import cuda
+from .backend import dispatch
 
 FORMAT, VERSION, META = "numgrad", 1, "__numgrad__"
 
@@ -74,14 +76,12 @@ def _decode(obj, arrays, where, map_location=None):
             cls = Parameter if obj.get("parameter") else Tensor
             device = map_location if map_location is not None else obj.get("device", "cpu")
             if str(device).startswith("cuda"):  # back where it was saved, as torch.load does
-                from . import cuda
                 if not cuda.is_available():
                     raise RuntimeError("Attempting to deserialize object on a CUDA device but "
                                        "torch.cuda.is_available() is False. If you are running on a CPU-only "
                                        "machine, please use torch.load with map_location=torch.device('cpu') "
                                        "to map your storages to the CPU.")
-                from .backend.cuda.array import from_host
-                data = from_host(data)
+                data = dispatch.from_host(data)
             return cls._make(data, dtype, bool(obj.get("requires_grad")))
         if "dict" in obj:
             return collections.OrderedDict((key, _decode(v, arrays, f"{where}[{key!r}]", map_location))

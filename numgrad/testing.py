@@ -3,7 +3,17 @@ import collections.abc
 import dataclasses
 import numbers
 
+import re
+import traceback
+
 import numpy as np
+
+import numgrad  # compare_with_torch hands the library itself to the function under test
+from . import autograd
+from ._core import dtypes
+from .autograd import grad
+from .ops.creation import tensor
+from .tensor import Tensor
 
 __all__ = [
     "Difference",
@@ -28,7 +38,6 @@ class GradcheckError(RuntimeError):
 # ---- converting whatever the user hands us into numpy ------------------------------------------------
 
 def _is_numgrad(x):
-    from .tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -237,8 +246,6 @@ def _as_tuple(x):
 
 def _float64_inputs(inputs):
     """Leaf float64 copies of the floating tensors (requires_grad kept); other inputs pass unchanged."""
-    from ._core import dtypes
-    from .ops.creation import tensor
     out = []
     for x in inputs:
         if _is_numgrad(x) and x.dtype.is_floating_point:
@@ -255,7 +262,6 @@ def _diff_outputs(outputs):
 
 def _numerical_jacobians(fn, inputs, diff_idx, eps):
     """J[i][o]: (numel of input i, numel of output o) central differences, evaluated in float64."""
-    from .ops.creation import tensor
 
     def run(values):
         args = [tensor(values[k], dtype=inputs[k].dtype, requires_grad=inputs[k].requires_grad) if k in values
@@ -279,8 +285,6 @@ def _numerical_jacobians(fn, inputs, diff_idx, eps):
 
 def _vjp(outputs, o, k, inputs, diff_idx):
     """Row k of output o's Jacobian: the input gradients for a one-hot grad_output."""
-    from .autograd import grad
-    from .ops.creation import tensor
     out = outputs[o]
     if not out.requires_grad:
         return [None] * len(diff_idx)
@@ -318,7 +322,6 @@ def _analytical_jacobians(outputs, inputs, diff_idx, nondet_tol):
 
 
 def _jacobian_repr(j):
-    from .ops.creation import tensor
     j = j + 0.0  # no "-0.0000" from a zero times a negative
     return repr(tensor(j, requires_grad=False).double()) if j.size else f"tensor([], size={tuple(j.shape)})"
 
@@ -360,9 +363,6 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     """Second-order gradcheck, as torch.autograd.gradgradcheck: checks the gradients of
     autograd.grad(fn(inputs), inputs, grad_outputs, create_graph=True) with respect to the inputs and to
     grad_outputs (random float64 tensors when not given) by finite differences."""
-    from ._core import dtypes
-    from .autograd import grad
-    from .ops.creation import tensor
     inputs = _float64_inputs(_as_tuple(inputs))
     n_in = len(inputs)
     outputs = _diff_outputs(fn(*inputs))
@@ -467,13 +467,11 @@ def _compare_tensor(report, where, ours, theirs, rtol, atol, check_dtype, equal_
 def _lib_inputs(np_inputs, flags):
     """The same numpy inputs as numgrad and torch tensors (each its own copy); others pass unchanged."""
     import torch
-
-    import numgrad
     ours, theirs = [], []
     for x, rg in zip(np_inputs, flags):
         if isinstance(x, np.ndarray):
             want = bool(rg) and x.dtype.kind == "f"
-            ours.append(numgrad.tensor(np.array(x), requires_grad=want))
+            ours.append(tensor(np.array(x), requires_grad=want))
             theirs.append(torch.tensor(np.array(x), requires_grad=want))
         else:
             ours.append(x)
@@ -482,7 +480,6 @@ def _lib_inputs(np_inputs, flags):
 
 
 def _exception_detail(exc):
-    import traceback
     frames = traceback.extract_tb(exc.__traceback__)[-3:]
     where = "; ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in frames)
     return f"{type(exc).__name__}: {exc}\n(at {where})"
@@ -503,8 +500,6 @@ def compare_with_torch(fn, *np_inputs, requires_grad=True, rtol=None, atol=None,
     AssertionError with the report when anything differs (or returns the TorchComparison, falsy, with
     raise_exception=False); the report lists where outputs/gradients differ and the max abs error of each."""
     import torch
-
-    import numgrad
 
     flags = list(requires_grad) if isinstance(requires_grad, (tuple, list)) else [requires_grad] * len(np_inputs)
     grad_rtol, grad_atol = (rtol, atol) if grad_rtol is None and grad_atol is None else (grad_rtol, grad_atol)
@@ -546,7 +541,6 @@ def compare_with_torch(fn, *np_inputs, requires_grad=True, rtol=None, atol=None,
 
 
 def _message(exc):
-    import re
     return re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", str(exc))
 
 
@@ -600,15 +594,13 @@ def _run_both(report, where, theirs, ours):
 def _compare_backward(report, ours, theirs, ours_in, theirs_in, rtol, atol, equal_nan, rng):
     """backward() from a random-weighted sum of the outputs; the inputs' .grad compared."""
     import torch
-
-    import numgrad
     pairs = _differentiable(ours, theirs)
     if not pairs:
         return
     weights = [np.asarray(rng.standard_normal(tuple(t.shape)), _np_dtype(t)) for _, t in pairs]
     if _run_both(report, "backward()",
                  lambda: torch.autograd.backward([t for _, t in pairs], [torch.tensor(w) for w in weights]),
-                 lambda: numgrad.autograd.backward([o for o, _ in pairs], [numgrad.tensor(w) for w in weights])) is None:
+                 lambda: autograd.backward([o for o, _ in pairs], [tensor(w) for w in weights])) is None:
         return
     for k, (o, t) in enumerate(zip(ours_in, theirs_in)):
         if not isinstance(t, torch.Tensor) or not t.requires_grad:
@@ -629,19 +621,17 @@ def _compare_second_order(report, ours, theirs, ours_in, theirs_in, tol1, tol2, 
     """First-order gradients by autograd.grad(create_graph=True), then the gradients of a random-weighted
     sum of them with respect to the inputs and the (requires_grad) grad_outputs."""
     import torch
-
-    import numgrad
     pairs = _differentiable(ours, theirs)
     diff = [i for i, t in enumerate(theirs_in) if isinstance(t, torch.Tensor) and t.requires_grad]
     if not pairs or not diff:
         return
     weights = [np.asarray(rng.standard_normal(tuple(t.shape)), _np_dtype(t)) for _, t in pairs]
     tw = [torch.tensor(w, requires_grad=True) for w in weights]
-    ow = [numgrad.tensor(w, requires_grad=True) for w in weights]
+    ow = [tensor(w, requires_grad=True) for w in weights]
     t_x, o_x = [theirs_in[i] for i in diff], [ours_in[i] for i in diff]
     both = _run_both(report, "create_graph",
                      lambda: torch.autograd.grad([t for _, t in pairs], t_x, tw, create_graph=True, allow_unused=True),
-                     lambda: numgrad.autograd.grad([o for o, _ in pairs], o_x, ow, create_graph=True,
+                     lambda: autograd.grad([o for o, _ in pairs], o_x, ow, create_graph=True,
                                                    allow_unused=True))
     if both is None:
         return
@@ -658,7 +648,7 @@ def _compare_second_order(report, ours, theirs, ours_in, theirs_in, tol1, tol2, 
         return
     vs = [np.asarray(rng.standard_normal(tuple(tg[k].shape)), _np_dtype(tg[k])) for k in keep]
     tgg = torch.autograd.grad([tg[k] for k in keep], t_x + tw, [torch.tensor(v) for v in vs], allow_unused=True)
-    ogg = numgrad.autograd.grad([og[k] for k in keep], o_x + ow, [numgrad.tensor(v) for v in vs], allow_unused=True)
+    ogg = autograd.grad([og[k] for k in keep], o_x + ow, [tensor(v) for v in vs], allow_unused=True)
     tgg, ogg = _zeros_for_none(tgg, t_x + tw), _zeros_for_none(ogg, o_x + ow)
     for k, (o, t) in enumerate(zip(ogg, tgg)):
         where = f"second-order grad of input {diff[k]}" if k < len(diff) else \

@@ -4,7 +4,8 @@ import time
 
 import numpy as np
 
-from .cpu import chain, gelu_tanh
+import numgrad
+from .workloads import chain, gelu_tanh
 
 # bytes each element must cross DRAM at least, forward + backward in two fused passes: the forward reads
 # x (4) and reduces; the backward reads x (4) and writes x.grad (4)
@@ -49,7 +50,6 @@ def _torch_cuda():
 
 
 def run(size=100_000_000, reps=10):
-    import numgrad
     if not numgrad.cuda.is_available():
         raise SystemExit("--device cuda: no GPU (numgrad.cuda.is_available() is False)")
     torch = _torch_cuda()

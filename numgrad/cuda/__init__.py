@@ -1,6 +1,10 @@
 """numgrad.cuda: torch.cuda's entry points. Numba's CUDA target is imported on first use, so importing
 numgrad needs no CUDA installation."""
+from .._core import dtypes
 from ..backend.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
+from ..tensor import Tensor
+
+__all__ = ["as_tensor", "current_device", "device_count", "get_device_name", "is_available", "synchronize"]
 
 
 def current_device():
@@ -27,5 +31,6 @@ def as_tensor(obj):
     """A CUDA tensor sharing the memory of any object with `__cuda_array_interface__` (CuPy, a torch
     CUDA tensor, a Numba device array), without copying."""
     _lazy_init()
-    from .interop import tensor_from_interface
-    return tensor_from_interface(obj)
+    from ..backend.cuda.interop import device_array_from_object
+    arr = device_array_from_object(obj)
+    return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))

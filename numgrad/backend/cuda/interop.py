@@ -5,10 +5,8 @@ import math
 
 import numpy as np
 
-from ..backend.cuda import kernels as target
-from ..backend.cuda.array import DeviceArray, _c_strides
-from .._core import dtypes
-from ..tensor import Tensor
+from . import kernels as target
+from .array import DeviceArray, _c_strides
 
 
 def _span(shape, strides, itemsize):
@@ -46,11 +44,11 @@ def device_array_from_interface(desc, owner):
     return DeviceArray(buf, shape, strides, 0)
 
 
-def tensor_from_interface(obj):
+def device_array_from_object(obj):
+    """A DeviceArray over the memory of any object with `__cuda_array_interface__`."""
     if target.SIMULATOR and not hasattr(obj, "__cuda_array_interface__") and hasattr(obj, "_ary"):
         desc = obj._ary.__array_interface__  # a simulator device array: its memory is a host array's
         desc = dict(desc, strides=desc["strides"] or None)
     else:
         desc = obj.__cuda_array_interface__
-    arr = device_array_from_interface(desc, obj)
-    return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))
+    return device_array_from_interface(desc, obj)

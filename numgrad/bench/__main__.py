@@ -1,0 +1,4 @@
+"""`python -m numgrad.bench` runs the benchmark."""
+from .cpu import main
+
+main()

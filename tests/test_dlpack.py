@@ -374,8 +374,9 @@ def test_refused_capsule_is_left_to_its_producer():
 
 
 def test_consumer_error_passes_through_the_capsule_destructor():
-    # NumPy drops a capsule it refuses while its error is set: the C destructor keeps that error intact
-    # (a ctypes Python callback would turn it into a SystemError) and frees the storage.
+    # NumPy drops a capsule it refuses while its error is set: the capsule's C destructor (NumPy's, since
+    # numgrad's capsules are NumPy's) keeps that error intact (a Python callback would turn it into a
+    # SystemError) and frees the storage.
     base = np.arange(6.)
     storage = weakref.ref(base)
 
@@ -476,11 +477,45 @@ def test_read_only_flag_gives_a_read_only_tensor():
 
 def test_read_only_export_sets_the_flag():
     e = numgrad.ones(3, 1).expand(3, 4)  # a read-only broadcast view
-    m = managed_of(e.__dlpack__(max_version=(1, 0)))
+    c = e.__dlpack__(max_version=(1, 0))
+    m = managed_of(c)
     assert m.flags & dlpack.FLAG_READ_ONLY
     assert [m.dl_tensor.strides[i] for i in range(2)] == [1, 0]
     assert not np.from_dlpack(e).flags.writeable
     np.testing.assert_array_equal(torch.from_dlpack(e).numpy(), np.ones((3, 4)))
+
+
+def test_legacy_export_of_a_read_only_view():
+    # NumPy refuses a legacy capsule of a read-only array (it cannot say read-only); torch exports any
+    # tensor that way, and so does numgrad, sharing the memory and keeping it alive.
+    base = numgrad.ones(3, 1)
+    root = weakref.ref(numgrad.lazy.root(base._data))
+    e = base.expand(3, 4)
+    for c in (numgrad.to_dlpack(e), e.__dlpack__(), e.__dlpack__(max_version=(0, 8))):
+        assert _get_name(c) == b"dltensor"
+        dl = managed_of(c).dl_tensor
+        assert dl.data == e.data_ptr() and [dl.strides[i] for i in range(2)] == [1, 0]
+    x = torch.utils.dlpack.from_dlpack(numgrad.to_dlpack(e))
+    assert x.stride() == (1, 0) and x.data_ptr() == e.data_ptr()
+    u = numgrad.from_dlpack(e.__dlpack__())
+    assert u.stride() == (1, 0) and u.data_ptr() == e.data_ptr() and u.tolist() == [[1.0] * 4] * 3
+    del base, e, u, c, dl
+    collect()
+    assert root() is not None
+    np.testing.assert_array_equal(x.numpy(), np.ones((3, 4)))
+    del x
+    collect()
+    assert root() is None
+
+
+def test_copy_of_a_read_only_view():
+    e = numgrad.arange(3.).reshape(3, 1).expand(3, 2)
+    for c in (e.__dlpack__(copy=True), e.__dlpack__(copy=True, max_version=(1, 0))):
+        dl = managed_of(c).dl_tensor
+        assert dl.data != e.data_ptr()
+        x = torch.from_dlpack(c)
+        assert x.tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+    assert managed_of(e.__dlpack__(copy=True, max_version=(1, 0))).flags & dlpack.FLAG_IS_COPIED
 
 
 @pytest.mark.parametrize("kind,match", [((4, 0), "kDLOpenCL"), ((99, 0), "99")])
@@ -649,7 +684,8 @@ def test_cuda_export_branch(versioned):
     assert [dl.shape[i] for i in range(2)] == [4, 3] and [dl.strides[i] for i in range(2)] == [1, 4]
     assert dl.data == host.ctypes.data
     contiguous = FakeCUDATensor(np.zeros((2, 3), np.int64), index=0, contiguous=True)
-    dl = managed_of(numgrad.Tensor.__dlpack__(contiguous)).dl_tensor
+    c2 = numgrad.Tensor.__dlpack__(contiguous)
+    dl = managed_of(c2).dl_tensor
     assert [dl.strides[i] for i in range(2)] == [3, 1] and (dl.device.device_type, dl.device.device_id) == (2, 0)
     assert (dl.dtype.code, dl.dtype.bits) == (0, 64)
     # the capsule keeps the CUDA tensor alive until it is deleted
@@ -660,6 +696,27 @@ def test_cuda_export_branch(versioned):
     del c, m
     collect()
     assert ref() is None
+
+
+def test_cuda_export_copy_read_only_and_empty():
+    host = np.arange(6.)
+    fake = FakeCUDATensor(host, index=1, contiguous=True)
+    c = numgrad.Tensor.__dlpack__(fake, max_version=(1, 0), copy=True)
+    m = managed_of(c)
+    assert m.flags == dlpack.FLAG_IS_COPIED and m.dl_tensor.data != host.ctypes.data
+    assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == (2, 1)
+    fake.desc["data"] = (host.ctypes.data, True)  # read-only GPU memory
+    c = numgrad.Tensor.__dlpack__(fake, max_version=(1, 0))
+    m = managed_of(c)
+    assert m.flags == dlpack.FLAG_READ_ONLY and m.dl_tensor.data == host.ctypes.data
+    c = numgrad.Tensor.__dlpack__(fake)  # a legacy capsule cannot say read-only: exported as torch does
+    assert _get_name(c) == b"dltensor" and managed_of(c).dl_tensor.data == host.ctypes.data
+    empty = FakeCUDATensor(np.zeros((2, 0)), contiguous=True)
+    empty.desc["data"] = (0, False)  # no GPU memory behind an empty tensor
+    for versioned in (None, (1, 0)):
+        c = numgrad.Tensor.__dlpack__(empty, max_version=versioned)
+        dl = managed_of(c).dl_tensor
+        assert not dl.data and (dl.device.device_type, dl.ndim, dl.shape[0], dl.shape[1]) == (2, 2, 2, 0)
 
 
 def test_cuda_export_synchronizes_for_another_stream(monkeypatch):
@@ -711,6 +768,30 @@ def test_cuda_import_from_an_object_passes_the_stream(fake_as_tensor):
     assert fake_as_tensor[0][0]["strides"] == (8,) and t.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("versioned", [False, True])
+def test_cuda_import_of_a_hand_made_capsule(fake_as_tensor, versioned):
+    a = np.arange(20.)
+    p = Producer(a, offset_elements=5, shape=(3, 4), versioned=versioned, device=(2, 0),
+                 flags=dlpack.FLAG_READ_ONLY if versioned else 0)  # strides NULL: compact
+    t = numgrad.from_dlpack(p.capsule)
+    assert _get_name(p.capsule).startswith(b"used_")
+    (desc, holder), = fake_as_tensor
+    assert desc == {"shape": (3, 4), "strides": None, "typestr": "<f8", "data": (a.ctypes.data + 40, versioned),
+                    "version": 3}
+    np.testing.assert_array_equal(t.numpy(), np.arange(5., 17.).reshape(3, 4))
+    assert p.calls == 0
+    del t
+    collect()
+    assert p.calls == 1 and holder() is None
+
+
+def test_cuda_capsule_is_checked_before_it_is_consumed(fake_as_tensor):
+    p = Producer(np.arange(3, dtype=np.int32), dl_dtype=(0, 32), device=(2, 0))
+    with pytest.raises(TypeError, match="unsupported dtype int32"):
+        numgrad.from_dlpack(p.capsule)
+    assert _get_name(p.capsule) == b"dltensor" and p.calls == 0 and fake_as_tensor == []
+
+
 CUDA_SIM_SCRIPT = textwrap.dedent("""
     import gc
     import numpy as np
@@ -734,6 +815,19 @@ CUDA_SIM_SCRIPT = textwrap.dedent("""
     m = dlpack.DLManagedTensorVersioned.from_address(dlpack._capsule_get_pointer(c, dlpack.VERSIONED))
     assert m.dl_tensor.device.device_type == 1 and m.flags & dlpack.FLAG_IS_COPIED
     assert numgrad.from_dlpack(c).tolist()[0][0] == 100.0
+    for x in (numgrad.zeros(2, 0, 3, device="cuda"), numgrad.tensor(3.5, device="cuda"),
+              numgrad.tensor([True, False], device="cuda")):
+        for versioned in (None, (1, 0)):
+            y = numgrad.from_dlpack(x.__dlpack__(max_version=versioned))
+            assert y.device.type == "cuda" and y.shape == x.shape and y.dtype == x.dtype
+            assert y.cpu().tolist() == x.cpu().tolist()
+    c = u.__dlpack__(max_version=(1, 0), copy=True)
+    m = dlpack.DLManagedTensorVersioned.from_address(dlpack._capsule_get_pointer(c, dlpack.VERSIONED))
+    assert m.dl_tensor.device.device_type == 2 and m.flags & dlpack.FLAG_IS_COPIED
+    w = numgrad.from_dlpack(c)
+    assert w.device.type == "cuda" and w.data_ptr() != u.data_ptr()
+    w.add_(1.0)
+    assert u[0, 0].item() == 100.0 and w[0, 0].item() == 101.0
     print("OK")
 """)
 

@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, nn, optim
+from . import autograd, cuda, nn, optim, utils
 from ._core import dtypes
 from ._core.device import device
 from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
@@ -10,7 +10,6 @@ from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
-from .dlpack import from_dlpack, to_dlpack  # also Tensor.__dlpack__, numgrad.utils.dlpack
 from .lazy import fusion, is_fusion_enabled, set_fusion
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                            ones_like, tensor, zeros, zeros_like)
@@ -23,6 +22,8 @@ from .ops.random import manual_seed, normal, rand, rand_like, randint, randint_l
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor
+from .utils import dlpack
+from .utils.dlpack import from_dlpack, to_dlpack
 
 __version__ = "0.1.0"
 

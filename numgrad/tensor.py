@@ -13,6 +13,7 @@ from .ops import creation, device as device_ops, functional as F, indexing, redu
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .tensor_base import TensorBase
+from .utils import dlpack
 
 
 def _table_methods():
@@ -230,6 +231,10 @@ class Tensor(TensorBase, result_class=True):
     new_zeros = new_empty = _new(creation.zeros)
     new_ones = _new(creation.ones)
     new_full = _new(creation.full)
+
+    # ---- exchange with other libraries ------------------------------------------------------------
+    __dlpack__ = dlpack.__dlpack__
+    __dlpack_device__ = dlpack.__dlpack_device__
 
     # ---- pickling ----------------------------------------------------------------------------------
     def __reduce_ex__(self, protocol):

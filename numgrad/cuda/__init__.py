@@ -1,8 +1,7 @@
 """numgrad.cuda: torch.cuda's entry points. Numba's CUDA target is imported on first use, so importing
 numgrad needs no CUDA installation."""
-from .._core import dtypes
 from ..backend.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
-from ..tensor import Tensor
+from ..utils import dlpack
 
 __all__ = ["as_tensor", "current_device", "device_count", "get_device_name", "is_available", "synchronize"]
 
@@ -14,8 +13,7 @@ def current_device():
 
 def synchronize(device=None):
     """Waits for every kernel launched so far to finish (for timing)."""
-    _lazy_init()
-    _numba_cuda().synchronize()
+    dlpack.synchronize()
 
 
 def get_device_name(device=None):
@@ -30,7 +28,4 @@ def get_device_name(device=None):
 def as_tensor(obj):
     """A CUDA tensor sharing the memory of any object with `__cuda_array_interface__` (CuPy, a torch
     CUDA tensor, a Numba device array), without copying."""
-    _lazy_init()
-    from ..backend.cuda.interop import device_array_from_object
-    arr = device_array_from_object(obj)
-    return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))
+    return dlpack.cuda_tensor(obj)

@@ -13,17 +13,14 @@
 #   say read-only, torch exports any tensor; NumPy is shown the same memory as writable.
 import ctypes
 import enum
-import importlib
-import importlib.util
-import sys
-import types
 
 import numpy as np
 
-from ._core import dtypes
-from . import lazy
-from .tensor import Tensor
-from .backend.dispatch import as_device
+from .. import lazy
+from .._core import dtypes
+from ..backend.cuda import runtime as cuda_runtime
+from ..backend.dispatch import as_device
+from ..tensor_base import TensorBase
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 
@@ -151,11 +148,25 @@ def _export_cpu(arr, max_version, copy, copied=False):
     return capsule
 
 
+def synchronize():
+    """Waits for numgrad's GPU work (numgrad.cuda.synchronize)."""
+    cuda_runtime.lazy_init()
+    cuda_runtime.numba_cuda().synchronize()
+
+
+def cuda_tensor(obj):
+    """A CUDA tensor over the memory of an object with __cuda_array_interface__ (numgrad.cuda.as_tensor)."""
+    cuda_runtime.lazy_init()
+    from ..backend.cuda.interop import device_array_from_object
+    arr = device_array_from_object(obj)
+    return TensorBase._make(arr, dtypes.from_numpy_dtype(arr.dtype))
+
+
 def _export_cuda(t, stream, max_version, copy):
     if copy:
         t = t.clone()
     if stream is not None and stream not in (-1, 1):  # the consumer works on another stream than the
-        importlib.import_module(".cuda", __package__).synchronize()  # legacy default one numgrad uses
+        synchronize()  # legacy default one numgrad uses
     desc = t.__cuda_array_interface__
     arr = _as_host_array(desc, (t, desc), writable=not _versioned(max_version))
     capsule = arr.__dlpack__(max_version=max_version)
@@ -240,11 +251,10 @@ def _from_capsule(capsule):
         return _from_cuda_capsule(capsule, index)
     arr = np.from_dlpack(_Producer(capsule, (kind, index)))  # pinned memory (kDLCUDAHost) is host memory
     lazy.export(arr)  # outside code may write to it
-    return Tensor._make(arr, dtypes.from_numpy_dtype(arr.dtype))
+    return TensorBase._make(arr, dtypes.from_numpy_dtype(arr.dtype))
 
 
 def _from_cuda_capsule(capsule, index):
-    as_tensor = importlib.import_module(".cuda", __package__).as_tensor
     from cuda.core.utils import StridedMemoryView
     # The view consumes the capsule and calls its deleter when collected. The producer was asked for
     # numgrad's stream already (from_dlpack), so the view orders no streams (-1).
@@ -253,13 +263,13 @@ def _from_cuda_capsule(capsule, index):
     desc = {"shape": tuple(view.shape), "typestr": view.dtype.str,
             "strides": None if strides is None else tuple(s * view.dtype.itemsize for s in strides),
             "data": (view.ptr, bool(view.readonly)), "version": 3}
-    return as_tensor(_Shown("__cuda_array_interface__", desc, view))
+    return cuda_tensor(_Shown("__cuda_array_interface__", desc, view))
 
 
 def from_dlpack(ext_tensor, *, device=None, copy=None):
     """torch.from_dlpack: a tensor sharing the memory of `ext_tensor` (any object with __dlpack__ and
     __dlpack_device__, such as a NumPy array or a torch tensor, or a DLPack capsule). CPU memory gives a
-    CPU tensor, CUDA memory a CUDA tensor (numgrad.cuda.as_tensor)."""
+    CPU tensor, CUDA memory a CUDA tensor (as numgrad.cuda.as_tensor makes)."""
     if not hasattr(ext_tensor, "__dlpack__"):
         if device is not None or copy is not None:
             raise AssertionError("device and copy kwargs not supported when ext_tensor is already a DLPack "
@@ -267,7 +277,7 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         return _from_capsule(ext_tensor)
     source = tuple(int(v) for v in ext_tensor.__dlpack_device__())
     target = as_device(device) if device is not None else None
-    target_dl = None if target is None else \
+    target_dl = None if target is None else\
         ((kDLCUDA, target.index or 0) if target.type == "cuda" else (kDLCPU, 0))
     readable_as = (kDLCPU, 0) if source[0] == kDLCUDAHost else source  # pinned memory is CPU memory
     cross = target_dl is not None and target_dl != readable_as
@@ -295,26 +305,5 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     if cross:
         return t.to(target)
     if copy and not producer_copies:
-        t = Tensor._make(t._data.copy(), t._dtype)
+        t = TensorBase._make(t._data.copy(), t._dtype)
     return t
-
-
-Tensor.__dlpack__ = __dlpack__
-Tensor.__dlpack_device__ = __dlpack_device__
-
-
-def _install_utils_module():
-    """numgrad.utils.dlpack, where torch keeps to_dlpack and from_dlpack, is this module; numgrad.utils is a
-    bare namespace unless a real package exists."""
-    this, parent = sys.modules[__name__], sys.modules[__name__.rpartition(".")[0]]
-    name = parent.__name__ + ".utils"
-    if name not in sys.modules and importlib.util.find_spec(name) is None:
-        sys.modules[name] = types.ModuleType(name, "torch.utils's counterpart: utils.dlpack.")
-        sys.modules[name].__path__ = []
-    utils = parent.utils = importlib.import_module(name)
-    if not hasattr(utils, "dlpack"):
-        utils.dlpack = this
-    sys.modules.setdefault(name + ".dlpack", this)
-
-
-_install_utils_module()

@@ -1,0 +1,1 @@
+"""torch.utils's counterpart: utils.dlpack (the DLPack exchange)."""

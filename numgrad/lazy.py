@@ -19,7 +19,6 @@ MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are compu
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
 EXPORTED = {}  # id(root array) -> weak reference to it: memory NumPy code may write to
 
-_FORCING = set()  # ids of expressions being computed right now
 
 KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dtype(np.float32): "float32",
                 np.dtype(np.float64): "float64"}
@@ -75,7 +74,7 @@ def before_access(arr):
     if refs:
         for ref in refs:
             expr = ref()
-            if expr is not None and expr.arr is None and id(expr) not in _FORCING:
+            if expr is not None and expr.arr is None and not expr.forcing:
                 expr.force()
 
 
@@ -92,16 +91,17 @@ def _register(key, expr_ref):
 class LazyExpr:
     """One deferred op: op-table entry, arguments (tensors, pending or not, and Python scalars), the dtype
     it computes in and its result's dtype and shape; `arr` holds the values once computed."""
-    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "device", "__weakref__")
+    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "device", "forcing",
+                 "__weakref__")
 
     def force(self):
         if self.arr is None:
             if self.size == 1:  # one op on computed inputs: the op's own kernel (shared with unfused mode)
-                _FORCING.add(id(self))  # reading the inputs must not compute this expression again
+                self.forcing = True  # reading the inputs must not compute this expression again
                 try:
                     self.arr = compute_now(self.entry, self.args, self.compute, self.dtype, self.shape)
                 finally:
-                    _FORCING.discard(id(self))
+                    self.forcing = False
             else:
                 program = fused.Program(self.shape)
                 var = value_of(program, self)
@@ -168,8 +168,8 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
     if size > MAX_REGION:
         return None
     e = LazyExpr()
-    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device =\
-        entry, args, compute, out_dtype, shape, size, None, None, device
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device, e.forcing =\
+        entry, args, compute, out_dtype, shape, size, None, None, device, False
     ref = weakref.ref(e)
     for pending_input in pending_inputs:  # when it is computed, its readers move to its array
         if pending_input.users is None:
@@ -235,11 +235,11 @@ def write_pending_into(result, target):
             arr.__class__ is not np.ndarray or\
             e.shape != arr.shape or not arr.flags.c_contiguous or 0 in arr.shape:
         return False
-    _FORCING.add(id(e))
+    e.forcing = True
     try:
         arr = target._data  # computes the other pending readers of this storage first
     finally:
-        _FORCING.discard(id(e))
+        e.forcing = False
     program = fused.Program(e.shape)
     var = value_of(program, e)
     flat = arr.reshape(-1)

@@ -146,8 +146,6 @@ class ElementwiseBackward(Node):
                     r = r._sum_to(shape)
                 if r._dtype is not dtype:
                     r = r.to(dtype)
-                if r is not g and not creating_graph:
-                    r._fresh = True  # made here and held by nobody else: AccumulateGrad may keep it
             out.append(r)
         return out
 

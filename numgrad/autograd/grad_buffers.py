@@ -1,0 +1,90 @@
+"""The gradients waiting at each node during one backward pass, summed as they arrive.
+
+A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may be written into it in
+place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
+Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
+from .._core.state import STATE
+from ..node import add_into
+from ..ops.elementwise import ElementwiseBackward
+
+
+class GradBuffers:
+    """node -> {output number: gradient summed so far}."""
+
+    def __init__(self):
+        self.slots = {}
+
+    def add(self, node, nr, g):
+        slot = self.slots.get(node)
+        if slot is None:
+            self.slots[node] = {nr: g}
+        else:
+            slot[nr] = _sum(slot.get(nr), g)
+
+    def take(self, node):
+        """The node's incoming gradients, one per output (None where none arrived)."""
+        inputs = self.slots.pop(node, None) or {}
+        if len(inputs) == 1 and 0 in inputs:  # the usual node: one output
+            return [inputs[0]]
+        return [inputs.get(i) for i in range(max(inputs) + 1)] if inputs else [None]
+
+
+def _sum(a, b):
+    if a is None:
+        return b
+    if not STATE.grad_enabled:
+        for own, other in ((a, b), (b, a)):  # sum into whichever is the engine's own buffer
+            arr = own._arr
+            if own._fresh and arr is not None and arr.flags.writeable and arr.shape == other._shape and\
+                    other._arr is not None:  # (a pending `other` is summed in its own fused pass below)
+                add_into(own, other)
+                return own
+    s = a + b
+    s._fresh = True
+    return s
+
+
+def own_new_results(node, results, grads, detect):
+    """Marks results the node's backward made just now as held by this pass alone: an elementwise node's
+    results other than its incoming gradient; with `detect` (fusion on), other nodes' pending results and
+    arrays that are nobody's view and are neither an incoming gradient nor a saved tensor."""
+    if isinstance(node, ElementwiseBackward):
+        for r in results:
+            if r is not None and r is not grads[0]:
+                r._fresh = True
+        return
+    if not detect:
+        return
+    for r in results:
+        if r is None or r._fresh or any(r is g for g in grads):
+            continue
+        arr = r._arr
+        if arr is None:
+            r._fresh = True
+        elif arr.base is None and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
+                and not any(_holds(v, arr) for v in node._saved.values()):
+            r._fresh = True
+
+
+def _holds(saved, arr):
+    """Whether a node's saved value (a SavedTensor, or a plain value) refers to array `arr`."""
+    t = getattr(saved, "tensor", None)
+    return getattr(saved, "data", None) is arr or (t is not None and t._arr is arr)
+
+
+def disown_repeated(results):
+    """One tensor sent down two edges: no AccumulateGrad may keep it as its own."""
+    seen = set()
+    for r in results:
+        if r is not None:
+            if id(r) in seen:
+                for r2 in results:
+                    if r2 is not None:
+                        r2._fresh = False
+                return
+            seen.add(id(r))
+
+
+def disown(g):
+    """A hook may keep a reference to `g`: it is no longer this pass's alone."""
+    g._fresh = False

@@ -15,6 +15,7 @@ import zipfile
 import numpy as np
 
 from ._core import dtypes
+from .backend import dispatch
 from .tensor import Tensor
 from .nn.parameter import Parameter
 
@@ -80,8 +81,7 @@ def _decode(obj, arrays, where, map_location=None):
                                        "torch.cuda.is_available() is False. If you are running on a CPU-only "
                                        "machine, please use torch.load with map_location=torch.device('cpu') "
                                        "to map your storages to the CPU.")
-                from .backend.cuda.array import from_host
-                data = from_host(data)
+                data = dispatch.from_host(data)
             return cls._make(data, dtype, bool(obj.get("requires_grad")))
         if "dict" in obj:
             return collections.OrderedDict((key, _decode(v, arrays, f"{where}[{key!r}]", map_location))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._core.state import STATE
 from .backend import dispatch, lower
-from .backend.cpu import fused
+from .backend.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
@@ -46,12 +46,7 @@ def fusion(enabled=True):
 
 
 def root(arr):
-    if dispatch.on_gpu(arr):  # a CUDA view: its storage
-        return arr.buf
-    base = arr.base
-    while isinstance(base, np.ndarray):
-        arr, base = base, base.base
-    return arr
+    return dispatch.storage(arr)
 
 
 def export(arr):
@@ -125,7 +120,7 @@ def operand(value, shape, n, np_dtype):
     if not hasattr(value, "_lazy"):  # a Python or NumPy scalar, not a tensor
         return np_dtype.type(value)
     arr = value._data
-    if arr.__class__ is not np.ndarray:  # GPU memory: broadcast and cast on the device, never read here
+    if not dispatch.is_host(arr):  # GPU memory: broadcast and cast on the device, never read here
         if arr.shape != shape:
             arr = arr.broadcast_to(shape)
         return arr.contiguous(np_dtype).flat_buffer()
@@ -232,7 +227,7 @@ def write_pending_into(result, target):
     e = pending(result)
     arr = target._arr
     if e is None or arr is None or e.size == 1 or result._dtype is not target._dtype or\
-            arr.__class__ is not np.ndarray or\
+            not dispatch.is_host(arr) or\
             e.shape != arr.shape or not arr.flags.c_contiguous or 0 in arr.shape:
         return False
     e.forcing = True

@@ -15,6 +15,7 @@ import zipfile
 import numpy as np
 
 from ._core import dtypes
+from .backend import dispatch
 from .tensor import Tensor
 from .nn.parameter import Parameter
 from . import cuda

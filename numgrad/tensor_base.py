@@ -14,7 +14,7 @@ from ._core.hooks import HookDict, add_hook
 from ._core.messages import INFERENCE_INPLACE, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
-from .backend.dispatch import device_of_array, to_host
+from .backend.dispatch import data_ptr, device_of_array, host_view, is_host, to_host
 
 _WARNED_ONCE = {}
 
@@ -119,7 +119,7 @@ class TensorBase:
 
     def data_ptr(self):
         data = self._data
-        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.pointer()
+        return data_ptr(data)
 
     def get_device(self):
         return -1 if self.device.type == "cpu" else (self.device.index or 0)
@@ -250,9 +250,7 @@ class TensorBase:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        data = self._data
-        if data.__class__ is not np.ndarray:
-            raise TypeError(data.NUMPY_ON_CUDA)
+        data = host_view(self._data)
         lazy.export(data)  # NumPy code may write to it from now on
         return data
 
@@ -348,7 +346,7 @@ def check_same_device(*tensors, cpu_scalars=False):
     for t in tensors:
         if not isinstance(t, TensorBase):
             continue
-        d = CPU if t._arr.__class__ is np.ndarray else t.device
+        d = CPU if is_host(t._arr) else t.device
         if cpu_scalars and d is CPU and not t._shape:
             continue
         if found is None:

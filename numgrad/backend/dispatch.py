@@ -1,10 +1,14 @@
 """The one place that decides CPU or CUDA: array helpers that serve host (NumPy) and GPU (DeviceArray)
 storage alike, device arguments, and kernel launches on the array's device. numba.cuda is imported only
 when a GPU array exists or is asked for."""
+import math
+
 import numpy as np
 
 from .._core.device import CPU, CUDA0, device
 from .cpu import kernels as cpu_kernels
+from .cpu import softmax as cpu_softmax
+from .cpu import fused  # noqa: F401  fusion programs for lazy.py: a program with a GPU leaf runs on cuda/fused.py
 from .cuda import runtime as cuda_runtime
 
 
@@ -19,6 +23,14 @@ def full(shape, value, np_dtype, like=None, gpu=False):
         from .cuda import array
         return array.full(shape, value, np_dtype)
     return np.full(shape, value, np_dtype)
+
+
+def empty(shape, np_dtype, like):
+    """A new uninitialised array of `shape` on the device of array `like`."""
+    if on_gpu(like):
+        from .cuda import array
+        return array.empty(shape, np_dtype)
+    return np.empty(shape, np_dtype)
 
 
 def zeros(shape, np_dtype, like):
@@ -56,6 +68,33 @@ def device_of_array(arr):
     return CPU if arr.__class__ is np.ndarray else getattr(arr, "numgrad_device", CPU)
 
 
+def storage(arr):
+    """The array owning `arr`'s memory: a GPU view's buffer, or the last of a NumPy view's bases."""
+    if on_gpu(arr):
+        return arr.buf
+    base = arr.base
+    while isinstance(base, np.ndarray):
+        arr, base = base, base.base
+    return arr
+
+
+def data_ptr(arr):
+    """The address of `arr`'s first element, host or GPU."""
+    return arr.__array_interface__["data"][0] if arr.__class__ is np.ndarray else arr.pointer()
+
+
+def host_view(arr):
+    """`arr` itself when it is a host array; GPU memory raises (Tensor.numpy() copies nothing)."""
+    if arr.__class__ is not np.ndarray:
+        raise TypeError(arr.NUMPY_ON_CUDA)
+    return arr
+
+
+def is_host(arr):
+    """Whether `arr` is a host (NumPy) array."""
+    return arr.__class__ is np.ndarray
+
+
 def as_device(d):
     """A device argument (None, 'cpu', 'cuda', 'cuda:0', an int GPU index or a device) as a device;
     a CUDA device is checked to exist (torch's errors)."""
@@ -71,6 +110,105 @@ def as_device(d):
                                "reported at some other API call, so the stacktrace below might be incorrect.")
         return CUDA0 if not d.index else d
     return CPU
+
+
+def by_device(arrays, cpu, cuda):
+    """The implementation for the arrays' device: `cuda` when any of them lives on the GPU, else `cpu`.
+    Ops with a whole GPU formulation (nll_loss as tensor ops, say) hand both and let this choose."""
+    return cuda if any(a is not None and on_gpu(a) for a in arrays) else cpu
+
+
+def require_host(op, *arrays):
+    """Refuses GPU arrays for an op that only has a host implementation (im2col and pooling windows are
+    NumPy views)."""
+    if any(on_gpu(a) for a in arrays):
+        raise NotImplementedError(f"numgrad: {op} is not implemented for CUDA tensors yet; move the input "
+                                  "and the layer to the CPU")
+
+
+def expand_scalar(arr, shape):
+    """0-d array `arr` seen with `shape` through stride-0 dims (a writable view on the host, as before)."""
+    if on_gpu(arr):
+        return arr.broadcast_to(shape)
+    return np.ndarray(shape, arr.dtype, arr, 0, (0,) * len(shape))
+
+
+def place(arr, d):
+    """Array `arr` on device `d`: itself when it lives there, else one copy between host and GPU."""
+    if d.type == "cuda":
+        return arr if on_gpu(arr) else from_host(arr)
+    return to_host(arr)
+
+
+def full_on(shape, value, np_dtype, d):
+    """`value` everywhere in a new array of `shape` made on device `d` (filled there, no copy)."""
+    return full(shape, value, np_dtype, gpu=d.type == "cuda")
+
+
+def cat(arrays, axis, np_dtype):
+    """np.concatenate cast to `np_dtype`; on the GPU, copies into slices of one new array."""
+    if not on_gpu(arrays[0]):
+        return np.concatenate(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
+    from .cuda.array import copy_into, empty
+    shape = list(arrays[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    data, offset = empty(shape, np_dtype), 0
+    for a in arrays:
+        size = a.shape[axis]
+        copy_into(data[(slice(None),) * axis + (slice(offset, offset + size),)], a)
+        offset += size
+    return data
+
+
+def stack(arrays, axis, np_dtype):
+    """np.stack cast to `np_dtype`; on the GPU, copies into slices of one new array."""
+    if not on_gpu(arrays[0]):
+        return np.stack(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
+    from .cuda.array import copy_into, empty
+    ref = arrays[0].shape
+    data = empty(ref[:axis] + (len(arrays),) + ref[axis:], np_dtype)
+    for i, a in enumerate(arrays):
+        copy_into(data[(slice(None),) * axis + (i,)], a)
+    return data
+
+
+def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
+    """Runs the op table's reduction `entry` over sorted non-empty `axes` (every extent > 0): the CPU
+    kernels, or the GPU block reduction. Returns (values, flat positions) shaped `kept`."""
+    if not on_gpu(data):
+        combine = getattr(np, entry.combine) if entry.combine else None
+        out, idx = cpu_kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
+        return out.reshape(kept), idx.reshape(kept)
+    from .cuda import reduce as cuda_reduce
+    from .cuda.array import DeviceArray
+    x, outer, K, inner = _gpu_layout(data, axes)
+    out, idx = cuda_reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
+                                         want_index)
+    return DeviceArray(out, kept), DeviceArray(idx, kept)
+
+
+def _gpu_layout(x, axes):
+    """cpu._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in the
+    middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
+    nd = x.ndim
+    if list(axes) != list(range(axes[0], axes[-1] + 1)):
+        keep = [d for d in range(nd) if d not in axes]
+        x = x.transpose(keep + list(axes))
+        axes = tuple(range(len(keep), nd))
+    shape = x.shape
+    r0, r1 = axes[0], axes[-1] + 1
+    return (x.contiguous().flat_buffer(), math.prod(shape[:r0]), math.prod(shape[r0:r1]),
+            math.prod(shape[r1:]))
+
+
+def row_softmax(x, log):
+    """(log_)softmax over the last dim of a host array by the CPU row kernels (GPU tensors compose it from
+    reductions and a fused region instead)."""
+    return cpu_softmax.forward(x, log)
+
+
+def row_softmax_backward(g, y, log):
+    return cpu_softmax.backward(g, y, log)
 
 
 def from_host(arr):

@@ -1,5 +1,4 @@
 """Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
-import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
@@ -13,7 +12,7 @@ def new_tensor(data, dtype):
 
 def constant(data):
     """A tensor for an array (host or GPU) used as a constant in backward formulas."""
-    data = data if dispatch.on_gpu(data) else np.asarray(data)
+    data = dispatch.asarray(data)
     return Tensor._make(data, dtypes.from_numpy_dtype(data.dtype))
 
 

@@ -5,6 +5,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._core.state import STATE
+from ..backend import dispatch
 from ..node import record
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, pair, wants
@@ -118,14 +119,8 @@ def _conv_padding(padding, kernel, dilation, stride):
     return pair(padding)
 
 
-def _not_on_gpu(op, *tensors):
-    if any(t is not None and t.is_cuda for t in tensors):  # im2col and pooling windows are NumPy views
-        raise NotImplementedError(f"numgrad: {op} is not implemented for CUDA tensors yet; move the input "
-                                  "and the layer to the CPU")
-
-
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    _not_on_gpu("conv2d", input, weight, bias)
+    dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
     if input.dim() == 3:  # an unbatched (C, H, W) input
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if input.dim() != 4:
@@ -199,7 +194,7 @@ def _max_pool_backward(node, g):
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    _not_on_gpu("max_pool2d", input)
+    dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
     if input.dim() not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     kernel = pair(kernel_size)

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
 from ..ops.indexing import _put
-from ..ops.indexing import _first_bad
+from ..backend import indexing as device_index
 
 
 def _addmm_backward(node, g):
@@ -77,9 +77,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         elif padding_idx < 0:
             assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
             padding_idx = num + padding_idx
+    lookup = dispatch.by_device([input._data, weight._data], _embedding_numpy, _embedding_tensor_ops)
+    return lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num)
+
+
+def _embedding_numpy(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num):
+    """embedding on host arrays: a NumPy row gather, the gradient's row scales by np.bincount."""
     idx = input._data
-    if dispatch.on_gpu(idx) or dispatch.on_gpu(weight._data):
-        return _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -99,16 +103,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return out
 
 
-def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num):
-    """embedding on the GPU: a row gather, and the gradient's row scales from tensor ops outside autograd."""
-    from ..backend.cuda import index
+def _embedding_tensor_ops(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num):
+    """embedding for GPU arrays: a row gather, and the gradient's row scales from tensor ops outside autograd."""
     check_same_device(input, weight)
     idx = input._data
-    if idx.size and _first_bad(idx, 0, num - 1) is not None:
+    if idx.size and device_index.first_out_of_bounds(idx, 0, num - 1) is not None:
         raise IndexError("index out of range in self")
     if max_norm is not None:
         raise NotImplementedError("numgrad: embedding(max_norm=...) is not implemented for CUDA tensors")
-    out = new_tensor(index.take(weight._data, (idx,)), weight._dtype)
+    out = new_tensor(device_index.take(weight._data, (idx,)), weight._dtype)
     flat = Tensor._make(idx.reshape(-1), dtypes.int64)
     scale = None
     if padding_idx is not None or scale_grad_by_freq:
@@ -116,8 +119,9 @@ def _embedding_gpu(input, weight, padding_idx, max_norm, scale_grad_by_freq, num
             s = Tensor._make(dispatch.full(flat.shape, 1, weight._data.dtype, idx), weight._dtype)
             if scale_grad_by_freq:
                 counts = dispatch.zeros((num,), np.int64, idx)  # np.bincount: the indices are checked
-                index.put(counts, (flat._data,), dispatch.full((), 1, np.int64, idx), True)
-                s = s / Tensor._make(index.take(counts, (flat._data,)), dtypes.int64)
+                one = dispatch.full((), 1, np.int64, idx)
+                device_index.write_region(counts, (Ellipsis,), (flat._data,), one, True)
+                s = s / Tensor._make(device_index.take(counts, (flat._data,)), dtypes.int64)
             if padding_idx is not None:
                 s = s.masked_fill(flat == padding_idx, 0)
         scale = Tensor._make(s._data.reshape(-1, 1), weight._dtype)

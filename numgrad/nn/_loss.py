@@ -10,7 +10,7 @@ from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
-from ..ops.indexing import _first_bad
+from ..backend import indexing as device_index
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 
@@ -167,14 +167,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_target(input, target)
     class_dim = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[class_dim]
-    if dispatch.on_gpu(input._data) or dispatch.on_gpu(target._data):
-        return _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes)
+    nll = dispatch.by_device([input._data, target._data], _nll_loss_numpy, _nll_loss_tensor_ops)
+    return nll(input, target, weight, ignore_index, reduction, class_dim, n_classes)
+
+
+def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n_classes):
+    """nll_loss on host arrays, with NumPy."""
     x = np.moveaxis(input._data, class_dim, -1).reshape(-1, n_classes)
     t = target._data.reshape(-1)
     ignored = t == ignore_index
-    bad = ~ignored & ((t < 0) | (t >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {t[bad][0]} is out of bounds.")
+    bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
+    if bad is not None:
+        raise IndexError(f"Target {bad} is out of bounds.")
     safe_t = np.where(ignored, 0, t)
     w = np.ones(n_classes, x.dtype) if weight is None else weight._data.astype(x.dtype)
     wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
@@ -203,15 +207,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out.reshape(target.shape) if view_back else out
 
 
-def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_classes):
-    """nll_loss on the GPU: the CPU formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
-    from ..backend.cuda import index as cuda_index
+def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_dim, n_classes):
+    """nll_loss for GPU arrays: the NumPy formulas as tensor ops (gather, masked_fill, scatter) outside autograd."""
     check_same_device(input, target, weight)
     ndim = input._data.ndim
     axes = [k for k in range(ndim) if k != class_dim] + [class_dim]  # np.moveaxis(class_dim, -1)
     moved = input._data.transpose(axes)
     t = target._data.reshape(-1)
-    bad = _first_bad(t, 0, n_classes - 1, skip=ignore_index)
+    bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
     if bad is not None:
         raise IndexError(f"Target {bad} is out of bounds.")
     with no_grad():
@@ -222,8 +225,8 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
         w = dispatch.full((n_classes,), 1, x._dtype.np, t) if weight is None else\
             weight._data.astype(x._dtype.np, copy=False)
         # the targets are checked: the kernels directly, without the ops' bounds checks
-        wt = Tensor._make(cuda_index.take(w, (safe_t._data.reshape(-1),)), x._dtype).masked_fill(ignored, 0)
-        picked = Tensor._make(cuda_index.take_along_axis(x._data, safe_t._data, 1), x._dtype)
+        wt = Tensor._make(device_index.take(w, (safe_t._data.reshape(-1),)), x._dtype).masked_fill(ignored, 0)
+        picked = Tensor._make(device_index.take_along_axis(x._data, safe_t._data, 1), x._dtype)
         losses = -wt * picked.squeeze(1)
         view_back = reduction == "none" and ndim not in (1, 2, 4)
         if reduction == "none":
@@ -237,7 +240,7 @@ def _nll_loss_gpu(input, target, weight, ignore_index, reduction, class_dim, n_c
         if input._requires_grad:
             coef = dispatch.zeros(x._data.shape, x._data.dtype, t)
             values = (-wt if scale is None else -wt * scale).unsqueeze(1)._data
-            cuda_index.scatter_along_axis(coef, safe_t._data, 1, values, False)
+            device_index.scatter_along_axis(coef, safe_t._data, 1, values, False)
             inverse = [axes.index(k) for k in range(ndim)]
             coef = coef.reshape(moved.shape).transpose(inverse).contiguous()
     name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
@@ -276,25 +279,32 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothin
     weighted = logp * _class_view(weight, logp.dim(), class_dim) if weight is not None else logp
     ignore = target == ignore_index
     smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
-    if reduction == "mean" and dispatch.on_gpu(target._data):  # the same with tensor ops, staying on the GPU
-        from ..backend.cuda import index as cuda_index
-        with no_grad():
-            if weight is not None:  # the kept targets' weights: the targets were checked by nll_loss
-                safe = target.masked_fill(ignore, 0)._data.reshape(-1)
-                picked = new_tensor(cuda_index.take(weight._data, (safe,)), weight._dtype)
-                count = picked.masked_fill(ignore.reshape(-1), 0).sum()
-            else:
-                count = (~ignore).sum()
-        smooth = smooth.sum() / count
-    elif reduction == "mean":
-        if weight is not None:
-            kept = target._data[~ignore._data]
-            smooth = smooth.sum() / constant(weight._data[kept].sum().astype(weight._data.dtype))
-        else:
-            smooth = smooth.sum() / int((~ignore._data).sum())
+    if reduction == "mean":
+        smooth = dispatch.by_device([target._data], _mean_smooth_numpy, _mean_smooth_tensor_ops)(smooth, target,
+                                                                                                 weight, ignore)
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _mean_smooth_numpy(smooth, target, weight, ignore):
+    """The smoothing term's mean over the kept targets (weighted), counted on the host."""
+    if weight is not None:
+        kept = target._data[~ignore._data]
+        return smooth.sum() / constant(weight._data[kept].sum().astype(weight._data.dtype))
+    return smooth.sum() / int((~ignore._data).sum())
+
+
+def _mean_smooth_tensor_ops(smooth, target, weight, ignore):
+    """The same with tensor ops, staying on the GPU (no count read back)."""
+    with no_grad():
+        if weight is not None:  # the kept targets' weights: the targets were checked by nll_loss
+            safe = target.masked_fill(ignore, 0)._data.reshape(-1)
+            picked = new_tensor(device_index.take(weight._data, (safe,)), weight._dtype)
+            count = picked.masked_fill(ignore.reshape(-1), 0).sum()
+        else:
+            count = (~ignore).sum()
+    return smooth.sum() / count
 
 
 def _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing, class_dim):

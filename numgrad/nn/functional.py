@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 
+from ..backend import dispatch
 from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
@@ -71,8 +72,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     keep = _generator().random(input.shape) >= p
     scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), input._data.dtype)
     noise = (keep * scale).astype(input._data.dtype)
-    if input.is_cuda:  # drawn by numgrad's host generator: one host-to-device copy
-        from ..backend.cuda.array import from_host
-        noise = from_host(noise)
+    noise = dispatch.place(noise, input.device)  # drawn by numgrad's host generator: one copy to a GPU
     noise = Tensor._make(noise, input._dtype)
     return input.mul_(noise) if inplace else input * noise

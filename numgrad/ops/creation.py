@@ -35,9 +35,7 @@ def _size(size, fn="empty"):
 
 
 def _wrap(data, dtype, device, requires_grad):
-    if as_device(device).type == "cuda":  # made on the host, then one host-to-device copy
-        from ..backend.cuda.array import from_host
-        data = from_host(data)
+    data = dispatch.place(data, as_device(device))  # made on the host, then (for a GPU) one host-to-device copy
     t = TensorBase._make(data, dtype)
     if requires_grad:
         if not dtype.is_floating_point:
@@ -117,7 +115,7 @@ def from_numpy(array):
 
 def _filled(shape, value, d, device, requires_grad):
     """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
-    return _wrap(dispatch.full(shape, value, d.np, gpu=as_device(device).type == "cuda"), d, None, requires_grad)
+    return _wrap(dispatch.full_on(shape, value, d.np, as_device(device)), d, device, requires_grad)
 
 
 def _factory(value, name):

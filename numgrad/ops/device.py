@@ -1,5 +1,6 @@
 """Moving tensors between the CPU and the GPU (Tensor.to, .cuda(), .cpu()), differentiably."""
 from ..node import record
+from ..backend import dispatch
 from ..backend.dispatch import as_device
 from ..tensor_base import TensorBase
 
@@ -10,10 +11,7 @@ def _to_copy_backward(node, g):
 
 def move(t, device):
     """`t`'s values on `device` (one copy between host and GPU), as a new tensor without a graph."""
-    if device.type == "cuda":
-        from ..backend.cuda.array import from_host
-        return TensorBase._make(from_host(t._data), t._dtype)
-    return TensorBase._make(t._data.to_host(), t._dtype)
+    return TensorBase._make(dispatch.place(t._data, device), t._dtype)
 
 
 def to_device(t, device):

@@ -217,14 +217,21 @@ def any(input, dim=None, keepdim=False):
 
 
 def _bool_reduce(input, dim, keepdim, kind):
-    if dispatch.on_gpu(input._data):  # min (all) or max (any) of the truth values, by the block reduction
-        axes = _axes(input, dim)
-        shape = _kept_shape(input._shape, axes, keepdim and dim is not None)
-        truth = (input != 0)._data
-        if 0 in [input._shape[a] for a in axes]:  # nothing to look at: all() is True, any() False
-            return TensorBase._make(dispatch.full(shape, kind == "all", np.bool_, truth), bool_)
-        values, _ = _fold("min" if kind == "all" else "max", truth, axes, np.bool_)
-        return TensorBase._make(values.reshape(shape), bool_)
+    return dispatch.by_device([input._data], _bool_reduce_numpy, _bool_reduce_folded)(input, dim, keepdim, kind)
+
+
+def _bool_reduce_folded(input, dim, keepdim, kind):
+    """min (all) or max (any) of the truth values, by the table's reduction (the GPU's block reduction)."""
+    axes = _axes(input, dim)
+    shape = _kept_shape(input._shape, axes, keepdim and dim is not None)
+    truth = (input != 0)._data
+    if 0 in [input._shape[a] for a in axes]:  # nothing to look at: all() is True, any() False
+        return TensorBase._make(dispatch.full(shape, kind == "all", np.bool_, truth), bool_)
+    values, _ = _fold("min" if kind == "all" else "max", truth, axes, np.bool_)
+    return TensorBase._make(values.reshape(shape), bool_)
+
+
+def _bool_reduce_numpy(input, dim, keepdim, kind):
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
     data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
     return TensorBase._make(np.asarray(data), bool_)

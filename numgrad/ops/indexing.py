@@ -6,13 +6,12 @@ import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
+from ..backend import indexing as device_index
 from ..node import needs_grad, record
 from .._core.messages import LEAF_INPLACE
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..tensor_base import TensorBase, check_same_device
 from .shape import expand, view_of
-import math
-from ..spec.table import ELEMENTWISE
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
@@ -25,50 +24,6 @@ SEQUENCE_INDEX = (
     "x[torch.tensor(seq)], which will result either in an error or a different result")
 ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
                   "convert a 0-dim tensor to a number")
-
-
-# ---- CUDA: advanced indices as int64 DeviceArrays, gathered and scattered by kernels/cuda_index.py ----------
-
-def _gpu(arr):
-    return dispatch.on_gpu(arr)
-
-
-def _cuda_index():
-    from ..backend.cuda import index as cuda_index
-    return cuda_index
-
-
-def _is_index_array(a):
-    return isinstance(a, np.ndarray) or _gpu(a)
-
-
-def _host_scalar(arr):
-    """A 0-d index's value; a CUDA one is read back (one number), as torch reads a 0-d index as a number."""
-    return arr.to_host() if _gpu(arr) else arr
-
-
-def _first_bad(a, lo, hi, skip=None):
-    """The first value of GPU index array `a` outside [lo, hi] (values equal to `skip` allowed), or None."""
-    return _cuda_index().first_out_of_bounds(a.contiguous(np.int64).flat_buffer(), lo, hi, skip)
-
-
-def _take(data, adv):
-    """data[adv] with NumPy's advanced indexing, on the GPU for a DeviceArray."""
-    return _cuda_index().take(data, adv) if _gpu(data) else data[adv]
-
-
-def _to_device_adv(adv):
-    """A CUDA tensor's advanced index with the host index arrays copied up once (saved for backward)."""
-    from ..backend.cuda.array import from_host
-    return tuple(from_host(a) if isinstance(a, np.ndarray) else a for a in adv)
-
-
-def _device_value(arr, like):
-    """A host array or scalar as an array on the device of array `like`."""
-    if _gpu(like) and not _gpu(arr):
-        from ..backend.cuda.array import from_host
-        return from_host(np.asarray(arr))
-    return arr
 
 
 # ---- parsing an index into (basic, advanced) -----------------------------------------------------
@@ -112,8 +67,8 @@ def _classify(item):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
                          f"indices (got {type(item).__name__})")
     if arr.dtype.kind == "b":
-        return ("bool", bool(_host_scalar(arr))) if arr.ndim == 0 else ("mask", arr)
-    return ("int", int(_host_scalar(arr))) if arr.ndim == 0 else ("array", arr.astype(np.int64, copy=False))
+        return ("bool", bool(device_index.host_scalar(arr))) if arr.ndim == 0 else ("mask", arr)
+    return ("int", int(device_index.host_scalar(arr))) if arr.ndim == 0 else ("array", arr.astype(np.int64, copy=False))
 
 
 def _parse(t, key):
@@ -122,7 +77,7 @@ def _parse(t, key):
     of the last view op torch applies for the basic part)."""
     parts = [_classify(k) for k in _as_tuple(key)]
     shape, ndim = t._data.shape, t._data.ndim
-    if not _gpu(t._data) and any(_gpu(v) for kind, v in parts if kind in ("mask", "array")):
+    if any(device_index.on_other_device(t._data, v) for kind, v in parts if kind in ("mask", "array")):
         raise IndexError(f"indices should be either on cpu or on the same device as the indexed tensor ({t.device})")
     if ndim == 0 and any(kind == "int" for kind, _ in parts):
         raise IndexError(ZERO_DIM_INDEX)
@@ -163,29 +118,29 @@ def _parse(t, key):
             dim += k
     basic.append(Ellipsis)  # keeps a full integer index a 0-d array rather than a numpy scalar
     basic = tuple(basic)
-    if not any(_is_index_array(a) for a in adv):
+    if not any(device_index.is_index_array(a) for a in adv):
         return basic, None, name
     adv = _check_advanced(t._data[basic].shape, adv)
-    return basic, _to_device_adv(adv) if _gpu(t._data) else adv, name
+    return basic, device_index.upload_indices(adv, t._data), name
 
 
 def _check_advanced(shape, adv):
     """Validates masks and integer indices against the view they index; masks become integer indices."""
     out, from_mask, pos = [], [], 0
     for a in adv:
-        if _is_index_array(a) and a.dtype == np.bool_:
+        if device_index.is_index_array(a) and a.dtype == np.bool_:
             for j, (m, s) in enumerate(zip(a.shape, shape[pos:])):
                 if m != s:
                     raise IndexError(f"The shape of the mask {list(a.shape)} at index {j} does not match the shape of "
                                      f"the indexed tensor {list(shape)} at index {pos + j}")
-            out += np.nonzero(a) if not _gpu(a) else _cuda_index().nonzero(a)  # a CUDA mask reads its count back
+            out += device_index.nonzero(a)
             from_mask += [True] * a.ndim
             pos += a.ndim
         else:
             out.append(a)
             from_mask.append(False)
             pos += 1
-    arrays = [a for a in out if _is_index_array(a)]
+    arrays = [a for a in out if device_index.is_index_array(a)]
     try:
         np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
@@ -193,15 +148,10 @@ def _check_advanced(shape, adv):
                          + ", ".join(str(list(a.shape)) for a in arrays)) from None
     ordinal = 0  # torch counts dimensions among the indexed ones only
     for d, (a, masked) in enumerate(zip(out, from_mask)):
-        if _gpu(a):
-            v = None if masked else _first_bad(a, -shape[d], shape[d] - 1)
+        if device_index.is_index_array(a):
+            v = None if masked else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
             if v is not None:
                 raise IndexError(f"index {v} is out of bounds for dimension {ordinal} with size {shape[d]}")
-            ordinal += 1
-        elif isinstance(a, np.ndarray):
-            bad = a[(a < -shape[d]) | (a >= shape[d])] if not masked else a[:0]
-            if bad.size:
-                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {ordinal} with size {shape[d]}")
             ordinal += 1
     return tuple(out)
 
@@ -210,7 +160,7 @@ def _check_advanced(shape, adv):
 
 def _index(t, basic, adv=None, name="IndexBackward0"):
     data = t._data[basic]
-    out = view_of(t, data) if adv is None else TensorBase._make(_take(data, adv), t._dtype)  # advanced indexing copies
+    out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)  # advanced indexing copies
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
     return out
 
@@ -221,15 +171,8 @@ def _index_backward(node, g):
 
 def _embed(g, shape, basic, adv):
     """zeros(shape) with g added at [basic][adv] (repeated indices add up): indexing's gradient."""
-    if _gpu(g._data):
-        data = dispatch.zeros(shape, g._dtype.np, g._data)
-        _write_region(data, basic, adv, g._data, adv is not None)
-    else:
-        data = np.zeros(shape, g._dtype.np)
-        if adv is None:
-            data[basic] = g._data
-        else:
-            np.add.at(data[basic], adv, g._data)
+    data = dispatch.zeros(shape, g._dtype.np, g._data)
+    device_index.write_region(data, basic, adv, g._data, adv is not None)
     out = TensorBase._make(data, g._dtype)
     record("IndexPutBackward0" if adv is not None else "IndexBackwardBackward0", _embed_backward, [g], [out],
            {"basic": basic, "adv": adv})
@@ -278,7 +221,7 @@ def _put(t, basic, adv, value, accumulate, name):
         raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
     t._check_inplace()
     if not isinstance(value, TensorBase):
-        value = TensorBase._make(_device_value(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
+        value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
                            f"for the destination and {value._dtype.word} for the source.")
@@ -287,10 +230,7 @@ def _put(t, basic, adv, value, accumulate, name):
             check_same_device(t, value)
         value = value.to(t.device)
     region = t._data[basic]
-    if _gpu(region):
-        target = region.shape if adv is None else _cuda_index().result_shape(region.shape, adv)
-    else:
-        target = region.shape if adv is None else np.broadcast_to(np.empty((), bool), region.shape)[adv].shape
+    target = region.shape if adv is None else device_index.advanced_shape(region, adv)
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
         vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
@@ -302,11 +242,11 @@ def _put(t, basic, adv, value, accumulate, name):
                                f"indexing result of shape {list(target)}") from None
     vdata = vdata.astype(t._data.dtype, copy=False)
     if not (needs_grad(t, value) and t._dtype.is_floating_point):
-        _write_region(t._data, basic, adv, vdata, accumulate)
+        device_index.write_region(t._data, basic, adv, vdata, accumulate)
         t._vc[0] += 1
         return t
     data = t._data.copy()
-    _write_region(data, basic, adv, vdata, accumulate)
+    device_index.write_region(data, basic, adv, vdata, accumulate)
     out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
     return t._write(out)
@@ -319,38 +259,14 @@ def _strip_ones(shape):
     return shape[i:]
 
 
-def _write_region(data, basic, adv, vdata, accumulate):
-    region = data[basic]
-    if _gpu(data):
-        vdata = _device_value(vdata, data)
-        if adv is not None:
-            _cuda_index().put(region, adv, vdata, accumulate)
-        else:
-            region[...] = region + vdata if accumulate else vdata
-        return
-    if adv is None:
-        if accumulate:
-            region += vdata
-        else:
-            region[...] = vdata
-    elif accumulate:
-        np.add.at(region, adv, vdata)
-    else:
-        region[adv] = vdata
-
-
 def _put_backward(node, g):
     basic, adv = node.saved("basic"), node.saved("adv")
     grad_self = grad_value = None
     if node.next_functions[0][0] is not None:
         grad_self = g
         if not node.saved("accumulate"):  # the overwritten region no longer depends on the old values
-            if _gpu(g._data):
-                keep = dispatch.full(node.input_shape(0), 1, g._dtype.np, g._data)
-                _write_region(keep, basic, adv, dispatch.zeros((), keep.dtype, keep), False)
-            else:
-                keep = np.ones(node.input_shape(0), g._dtype.np)
-                _write_region(keep, basic, adv, np.zeros((), keep.dtype), False)
+            keep = dispatch.full(node.input_shape(0), 1, g._dtype.np, g._data)
+            device_index.write_region(keep, basic, adv, dispatch.zeros((), keep.dtype, keep), False)
             grad_self = g * TensorBase._make(keep, g._dtype)
     if node.next_functions[1][0] is not None:
         vshape, vdtype = node.input_meta[1]
@@ -369,32 +285,12 @@ def masked_fill(t, mask, value):
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._data.ndim} dimension(s).")
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
-    if _gpu(t._data) or _gpu(mask._data):
-        out = TensorBase._make(_masked_fill_gpu(t, mask, value, tuple(shape)), t._dtype)
-    else:
-        fill = np.asarray(value._data if is_tensor else value).astype(t._data.dtype)
-        out = TensorBase._make(np.where(mask._data, fill, t._data), t._dtype)
+    check_same_device(t, mask)
+    out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
+                                                    tuple(shape)), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
            [t, value if is_tensor else None], [out], {"mask": mask})
     return out
-
-
-def _masked_fill_gpu(t, mask, value, shape):
-    """where(mask, value, t) broadcast to `shape` by the op table's `where` kernel."""
-
-    from ..backend.cuda import kernels as target
-    check_same_device(t, mask)
-    dtype = t._data.dtype
-    if isinstance(value, TensorBase) and _gpu(value._data):
-        fill = value._data.astype(dtype, copy=False)
-    else:  # a number (or a 0-d CPU tensor, a number to torch too): filled on the GPU
-        fill = dispatch.full((), np.asarray(value._data if isinstance(value, TensorBase) else value).astype(dtype),
-                            dtype, t._data)
-    entry = ELEMENTWISE["where"]
-    args = [a.broadcast_to(shape).contiguous().flat_buffer() for a in (mask._data, fill, t._data)]
-    (flat,) = target.run_elementwise("where", entry.inputs, entry.forward_outputs, args, (dtype,), math.prod(shape),
-                                     dtype.name)
-    return flat.reshape(shape)
 
 
 def _masked_fill_backward(node, g):
@@ -423,14 +319,9 @@ def index_select(t, dim, index):
     check_same_device(t, index)
     idx = index._data.reshape(-1)
     size = t._data.shape[d] if t._data.ndim else 1
-    if _gpu(idx):
-        v = _first_bad(idx, 0, size - 1)
-        if v is not None:
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
-    else:
-        bad = idx[(idx < 0) | (idx >= size)]
-        if bad.size:
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}")
+    v = device_index.first_out_of_bounds(idx, 0, size - 1)
+    if v is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     if t._data.ndim == 0:
         return _index(t, (Ellipsis,), None, "IndexSelectBackward0")
     return _index(t, (Ellipsis,), (slice(None),) * d + (idx,), "IndexSelectBackward0")
@@ -481,23 +372,9 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
         raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
     size = shape[d] if shape else 1
-    if _gpu(index._data):
-        if not bounds:  # a backward's index, checked by the forward: no read back
-            return
-        v = _first_bad(index._data, 0, size - 1)
-        if v is not None:
-            raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
-        return
-    bad = index._data[(index._data < 0) | (index._data >= size)]
-    if bad.size:
-        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {d} with size {size}")
-
-
-def _scatter_index(index, d):
-    """The numpy index that sends index[p] to the position p with dim `d` replaced by index[p]."""
-    idx = list(np.indices(index._data.shape, sparse=True))
-    idx[d] = index._data
-    return tuple(idx)
+    v = device_index.first_out_of_bounds(index._data, 0, size - 1, checked=not bounds)  # a backward's: forward checked
+    if v is not None:
+        raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
 
 
 def _leading(data, shape):
@@ -513,7 +390,7 @@ def gather(t, dim, index, sparse_grad=False):
 
 
 def _backward_gather(g, dim, index):
-    return _gather(g, dim, index, False) if _gpu(index._data) else g.gather(dim, index)
+    return _gather(g, dim, index, False)
 
 
 def _gather(t, dim, index, bounds):
@@ -523,10 +400,7 @@ def _gather(t, dim, index, bounds):
         out = TensorBase._make(t._data.copy(), t._dtype)
     else:  # torch allows an index smaller than the input in every dim
         data = _leading(t._data, tuple(s if k != d else None for k, s in enumerate(index._data.shape)))
-        if _gpu(data):
-            out = TensorBase._make(_cuda_index().take_along_axis(data, index._data, d), t._dtype)
-        else:
-            out = TensorBase._make(np.take_along_axis(data, index._data, axis=d), t._dtype)
+        out = TensorBase._make(device_index.take_along_axis(data, index._data, d), t._dtype)
     record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index})
     return out
 
@@ -537,15 +411,8 @@ def _scatter_add_backward(node, g):
 
 def scatter_into_zeros(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): repeated indices add up."""
-    if _gpu(src._data):
-        data = dispatch.zeros(shape, src._dtype.np, src._data)
-        if data.ndim:
-            _cuda_index().scatter_along_axis(data, index._data, dim, _leading(src._data, index._data.shape), True)
-        else:
-            data[...] = src._data
-    else:
-        data = np.zeros(shape, src._dtype.np)
-        np.add.at(data, _scatter_index(index, dim), _leading(src._data, index._data.shape))
+    data = dispatch.zeros(shape, src._dtype.np, src._data)
+    device_index.scatter_along_axis(data, index._data, dim, _leading(src._data, index._data.shape), True)
     out = TensorBase._make(data, src._dtype)
     record("ScatterAddBackward0", _scatter_add_backward, [src], [out], {"dim": dim, "index": index})
     return out
@@ -560,23 +427,9 @@ def _scatter(op, t, dim, index, src, add, bounds=True):
     if is_tensor and src._dtype is not t._dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
     data = t._data.copy()
-    if _gpu(data):
-        values = _leading(src._data, index._data.shape) if is_tensor else\
-            dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)
-        if data.ndim:
-            _cuda_index().scatter_along_axis(data, index._data, d, values, add)
-        elif index._data.size:  # a 0-d tensor: index is 0-d too and points at it
-            data[...] = data + values if add else values
-        out = TensorBase._make(data, t._dtype)
-        name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
-        record(name, _scatter_backward, [t, src if is_tensor else None], [out],
-               {"dim": d, "index": index, "add": add})
-        return out
-    values = _leading(src._data, index._data.shape) if is_tensor else np.asarray(src, t._data.dtype)
-    if add:
-        np.add.at(data, _scatter_index(index, d), values)
-    else:
-        data[_scatter_index(index, d)] = values
+    values = _leading(src._data, index._data.shape) if is_tensor else\
+        dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)
+    device_index.scatter_along_axis(data, index._data, d, values, add)
     out = TensorBase._make(data, t._dtype)
     name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
     record(name, _scatter_backward, [t, src if is_tensor else None], [out], {"dim": d, "index": index, "add": add})
@@ -588,7 +441,7 @@ def _scatter_backward(node, g):
     grad_self = grad_src = None
     if node.next_functions[0][0] is not None:
         grad_self = g if node.saved("add") else\
-            _scatter("scatter", g, d, index, 0, False, False) if _gpu(index._data) else scatter(g, d, index, 0)
+            _scatter("scatter", g, d, index, 0, False, False)
     if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
         grad_src = _backward_gather(g, d, index)
         if grad_src._data.shape != node.input_shape(1):  # src larger than index: the rest got no gradient

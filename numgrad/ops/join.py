@@ -1,5 +1,4 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, with backward."""
-import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
@@ -59,18 +58,7 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
     dtype = _result_dtype(tensors)
-    if dispatch.on_gpu(kept[0][1]._data):  # copies into slices of one new GPU array
-        from ..backend.cuda.array import copy_into, empty
-        shape = list(ref)
-        shape[d] = sum(t._data.shape[d] for _, t in kept)
-        data, offset = empty(shape, dtype.np), 0
-        for _, t in kept:
-            size = t._data.shape[d]
-            copy_into(data[(slice(None),) * d + (slice(offset, offset + size),)], t._data)
-            offset += size
-    else:
-        data = np.concatenate([t._data for _, t in kept], axis=d, dtype=dtype.np, casting="unsafe")
-    out = TensorBase._make(data, dtype)
+    out = TensorBase._make(dispatch.cat([t._data for _, t in kept], d, dtype.np), dtype)
     record("CatBackward0", _cat_backward, tensors, [out], {"dim": d})
     return out
 
@@ -96,14 +84,7 @@ def stack(tensors, dim=0):
                                f"{list(t._data.shape)} at entry {i}")
     check_same_device(*tensors)
     dtype = _result_dtype(tensors)
-    if dispatch.on_gpu(tensors[0]._data):  # copies into slices of one new GPU array
-        from ..backend.cuda.array import copy_into, empty
-        data = empty(ref[:d] + (len(tensors),) + ref[d:], dtype.np)
-        for i, t in enumerate(tensors):
-            copy_into(data[(slice(None),) * d + (i,)], t._data)
-        out = TensorBase._make(data, dtype)
-    else:
-        out = TensorBase._make(np.stack([t._data for t in tensors], axis=d, dtype=dtype.np, casting="unsafe"), dtype)
+    out = TensorBase._make(dispatch.stack([t._data for t in tensors], d, dtype.np), dtype)
     record("StackBackward0", _stack_backward, tensors, [out], {"dim": d})
     return out
 

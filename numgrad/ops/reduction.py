@@ -11,14 +11,12 @@ from ..backend import dispatch
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
 from ..node import record
-from ..backend.cpu import kernels
-from ..backend.cpu import softmax as softmax_kernels
 from ..tensor_base import TensorBase
 from .._core.shapes import wrap_dim
 from .elementwise import apply
 from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
-import math
+from ..backend.dispatch import _gpu_layout  # noqa: F401  DeviceArray.sum (cuda/array.py) imports it from here
 import warnings
 
 def _return_type(name):
@@ -55,31 +53,7 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     kept = _kept_shape(data.shape, axes, False)
     if not axes:  # a 0-d tensor or nothing to reduce
         return data.astype(acc_dtype).reshape(kept), dispatch.zeros(kept, np.int64, data)
-    entry = REDUCTIONS[name]
-    if dispatch.on_gpu(data):
-        from ..backend.cuda import reduce
-        x, outer, K, inner = _gpu_layout(data, axes)
-        out, idx = reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
-                                             want_index)
-        from ..backend.cuda.array import DeviceArray
-        return DeviceArray(out, kept), DeviceArray(idx, kept)
-    combine = getattr(np, entry.combine) if entry.combine else None
-    out, idx = kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
-    return out.reshape(kept), idx.reshape(kept)
-
-
-def _gpu_layout(x, axes):
-    """cpu._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in the
-    middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
-    nd = x.ndim
-    if list(axes) != list(range(axes[0], axes[-1] + 1)):
-        keep = [d for d in range(nd) if d not in axes]
-        x = x.transpose(keep + list(axes))
-        axes = tuple(range(len(keep), nd))
-    shape = x.shape
-    r0, r1 = axes[0], axes[-1] + 1
-    return (x.contiguous().flat_buffer(), math.prod(shape[:r0]), math.prod(shape[r0:r1]),
-            math.prod(shape[r1:]))
+    return dispatch.reduce(name, REDUCTIONS[name], data, axes, acc_dtype, kept, want_index)
 
 
 def _result(data, dtype):
@@ -91,9 +65,7 @@ def _expand_back(node, g, keepdim_key="keepdim"):
     shape = node.input_shape(0)
     axes = node.saved("axes")
     if not STATE.grad_enabled and g._data.ndim == 0:  # a full reduction: a stride-0 view, no shape ops
-        if dispatch.on_gpu(g._data):
-            return TensorBase._make(g._data.broadcast_to(shape), g._dtype)
-        return TensorBase._make(np.ndarray(shape, g._data.dtype, g._data, 0, (0,) * len(shape)), g._dtype)
+        return TensorBase._make(dispatch.expand_scalar(g._data, shape), g._dtype)
     if not node.saved(keepdim_key):
         g = g.reshape(_kept_shape(shape, axes, True))
     return g.expand(*shape)
@@ -434,14 +406,14 @@ def logsumexp(t, dim, keepdim=False):
 def _softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
     if _row_kernel_applies(out, d):
-        return (_result(softmax_kernels.backward(g._data.astype(out._dtype.np, copy=False), out._data, False), out._dtype),)
+        return (_result(dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, False), out._dtype),)
     return (out * (g - sum(g * out, d, keepdim=True)),)
 
 
 def _log_softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
     if _row_kernel_applies(out, d):
-        return (_result(softmax_kernels.backward(g._data.astype(out._dtype.np, copy=False), out._data, True), out._dtype),)
+        return (_result(dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, True), out._dtype),)
     return (g - out.exp() * sum(g, d, keepdim=True),)
 
 
@@ -467,7 +439,7 @@ def softmax(t, dim, dtype=None, _log=False):
     d = wrap_dim(dim, len(t._shape))
     with no_grad():
         if _row_kernel_applies(t, d):
-            out = _result(softmax_kernels.forward(t._data, _log), t._dtype)
+            out = _result(dispatch.row_softmax(t._data, _log), t._dtype)
         else:
             shifted = t - amax(t, d, keepdim=True)
             e = shifted.exp()

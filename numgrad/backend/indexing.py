@@ -1,0 +1,136 @@
+"""The device choice for indexing: takes, puts, bounds checks, masks and gather/scatter along a dim on host
+(NumPy) or GPU (backend/cuda/index.py) arrays, so that ops/indexing.py and nn never ask where an array lives."""
+import math
+
+import numpy as np
+
+from ..spec.table import ELEMENTWISE
+from .dispatch import from_host, full, on_gpu
+
+
+def _cuda_index():
+    from .cuda import index as cuda_index  # numba.cuda only once a GPU array exists
+    return cuda_index
+
+
+def is_index_array(a):
+    """Whether `a` is an index array (host or GPU) rather than a slice, int or None."""
+    return isinstance(a, np.ndarray) or on_gpu(a)
+
+
+def on_other_device(arr, index):
+    """Whether index array `index` lives on the GPU while `arr` stays on the host (torch refuses it)."""
+    return not on_gpu(arr) and on_gpu(index)
+
+
+def host_scalar(arr):
+    """A 0-d array's value on the host; a GPU one is read back (one number), as torch reads a 0-d index."""
+    return arr.to_host() if on_gpu(arr) else arr
+
+
+def first_out_of_bounds(a, lo, hi, skip=None, checked=False):
+    """The first value of index array `a` outside [lo, hi] (values equal to `skip` allowed), or None.
+    On the GPU the check reads a number back, so an index the forward already `checked` is not read again;
+    on the host the check costs nothing and always runs."""
+    if on_gpu(a):
+        if checked:
+            return None
+        return _cuda_index().first_out_of_bounds(a.contiguous(np.int64).flat_buffer(), lo, hi, skip)
+    bad = (a < lo) | (a > hi)
+    if skip is not None:
+        bad &= a != skip
+    bad = a[bad]
+    return bad.flat[0] if bad.size else None
+
+
+def nonzero(mask):
+    """np.nonzero of a mask; a GPU mask reads its count back."""
+    return _cuda_index().nonzero(mask) if on_gpu(mask) else np.nonzero(mask)
+
+
+def take(data, adv):
+    """data[adv] with NumPy's advanced indexing, on the GPU for a GPU array."""
+    return _cuda_index().take(data, adv) if on_gpu(data) else data[adv]
+
+
+def upload_indices(adv, like):
+    """Advanced index `adv` with its host index arrays copied up once when `like` lives on the GPU."""
+    if not on_gpu(like):
+        return adv
+    return tuple(from_host(a) if isinstance(a, np.ndarray) else a for a in adv)
+
+
+def like_device(arr, like):
+    """A host array or scalar as an array on the device of array `like` (itself on the host)."""
+    if on_gpu(like) and not on_gpu(arr):
+        return from_host(np.asarray(arr))
+    return arr
+
+
+def advanced_shape(region, adv):
+    """The shape of region[adv]."""
+    if on_gpu(region):
+        return _cuda_index().result_shape(region.shape, adv)
+    return np.broadcast_to(np.empty((), bool), region.shape)[adv].shape
+
+
+def write_region(data, basic, adv, vdata, accumulate):
+    """data[basic][adv] = vdata (or += with repeated indices adding up when `accumulate`), in place."""
+    region = data[basic]
+    if on_gpu(data):
+        vdata = like_device(vdata, data)
+        if adv is not None:
+            _cuda_index().put(region, adv, vdata, accumulate)
+        else:
+            region[...] = region + vdata if accumulate else vdata
+        return
+    if adv is None:
+        if accumulate:
+            region += vdata
+        else:
+            region[...] = vdata
+    elif accumulate:
+        np.add.at(region, adv, vdata)
+    else:
+        region[adv] = vdata
+
+
+def masked_fill(mask, value, x, shape):
+    """where(mask, value, x) broadcast to `shape`: NumPy on the host, the op table's `where` kernel on the GPU.
+    `value` is a number or a 0-d array; the caller checked that mask and x share a device."""
+    dtype = x.dtype
+    if not (on_gpu(x) or on_gpu(mask)):
+        return np.where(mask, np.asarray(value).astype(dtype), x)
+    from .cuda import kernels as target
+    if on_gpu(value):
+        fill = value.astype(dtype, copy=False)
+    else:  # a number (or a 0-d CPU tensor, a number to torch too): filled on the GPU
+        fill = full((), np.asarray(value).astype(dtype), dtype, x)
+    entry = ELEMENTWISE["where"]
+    args = [a.broadcast_to(shape).contiguous().flat_buffer() for a in (mask, fill, x)]
+    (flat,) = target.run_elementwise("where", entry.inputs, entry.forward_outputs, args, (dtype,), math.prod(shape),
+                                     dtype.name)
+    return flat.reshape(shape)
+
+
+def take_along_axis(data, index, dim):
+    """np.take_along_axis(data, index, dim) on the array's device."""
+    if on_gpu(data):
+        return _cuda_index().take_along_axis(data, index, dim)
+    return np.take_along_axis(data, index, axis=dim)
+
+
+def scatter_along_axis(data, index, dim, values, add):
+    """data at index along `dim` set to (or, with `add`, increased by) values, in place; repeated indices add up."""
+    if on_gpu(data):
+        if data.ndim:
+            _cuda_index().scatter_along_axis(data, index, dim, values, add)
+        elif index.size:  # a 0-d array: index is 0-d too and points at it
+            data[...] = data + values if add else values
+        return
+    idx = list(np.indices(index.shape, sparse=True))  # sends index[p] to p with dim `dim` replaced by index[p]
+    idx[dim] = index
+    if add:
+        np.add.at(data, tuple(idx), values)
+    else:
+        data[tuple(idx)] = values

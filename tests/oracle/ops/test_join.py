@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import numgrad
 
-from op_compare import F32, F64, LIBS, check, check_error, grad_fd, rand
+from helpers.op_compare import F32, F64, LIBS, check, check_error, grad_fd, rand
 
 
 

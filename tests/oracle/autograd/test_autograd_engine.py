@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import numgrad
-from autograd_helpers import arr, caught_warnings, edges, fixed, leaf, name_of, raises, same, tree
+from helpers.autograd_compare import arr, caught_warnings, edges, fixed, leaf, name_of, raises, same, tree
 
 X3 = [1.0, -2.0, 0.5]
 X5 = fixed(5, 0)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autograd_helpers import arr, edges, fixed, leaf, name_of, params, raises, same, tree
+from helpers.autograd_compare import arr, edges, fixed, leaf, name_of, params, raises, same, tree
 
 X3 = [1.0, -2.0, 0.5]
 X5 = fixed(5, 0)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from autograd_helpers import arr, edges, fixed, leaf, name_of, normalize, raises, same
+from helpers.autograd_compare import arr, edges, fixed, leaf, name_of, normalize, raises, same
 
 X3 = [1.0, -2.0, 0.5]
 

@@ -2,18 +2,19 @@
 the command line reports the test accuracy and writes the loss-curve PNG."""
 import importlib.util
 import os
-import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from helpers import REPO
+
 pytest.importorskip("sklearn", reason="the example needs scikit-learn (in the test extra)")
 pytest.importorskip("matplotlib", reason="the example needs matplotlib (in the test extra)")
 pytest.importorskip("tqdm", reason="the example needs tqdm (in the test extra)")
 
-EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "digits_mlp.py"
+EXAMPLE = REPO / "examples" / "digits_mlp.py"
 
 
 def _example():

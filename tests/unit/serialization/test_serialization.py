@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import numgrad
-from nn_compare import rand
+from helpers.nn_compare import rand
 
 
 def roundtrip(obj, tmp_path, name="obj.npz"):

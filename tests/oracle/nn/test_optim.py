@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import numgrad
-from nn_compare import compare_params, rand, twin
+from helpers.nn_compare import compare_params, rand, twin
 
 X = rand(32, 6)
 Y = np.random.default_rng(3).integers(0, 3, 32)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import numgrad
-from nn_compare import rand, to_numgrad_state, twin
+from helpers.nn_compare import rand, to_numgrad_state, twin
 
 
 def build_net(lib):

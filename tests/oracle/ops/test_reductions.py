@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numgrad
-from op_compare import hyp, param_grid
+from helpers.op_compare import hyp, param_grid
 from numgrad import testing as ngt
 
 # numgrad accumulates float32 sums in double; torch sums pairwise in float32: both are within a few ulps

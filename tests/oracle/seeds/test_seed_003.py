@@ -3,7 +3,7 @@
 import sys
 
 import numpy as np
-import seed_harness as H
+from helpers import seed_harness as H
 
 run_example = H.run_example
 fixed = H.fixed

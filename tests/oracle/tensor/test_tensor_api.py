@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import numgrad
-from autograd_helpers import LIBS, arr, bug, fixed, leaf, normalize, params, raises, same
+from helpers.autograd_compare import LIBS, arr, bug, fixed, leaf, normalize, params, raises, same
 
 X3 = [1.0, -2.0, 0.5]
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 import numgrad
-from autograd_helpers import LIBS, arr, leaf, raises, same
+from helpers.autograd_compare import LIBS, arr, leaf, raises, same
 
 X3 = [1.0, -2.0, 0.5]
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-import seed_harness as H
+from helpers import seed_harness as H
 
 run_example = H.run_example
 fixed = H.fixed

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import numgrad
+from helpers import REPO
 from numgrad import dlpack
 
 DTYPES = [(numgrad.float32, torch.float32, np.float32), (numgrad.float64, torch.float64, np.float64),
@@ -741,5 +742,5 @@ CUDA_SIM_SCRIPT = textwrap.dedent("""
 def test_cuda_round_trip_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     r = subprocess.run([sys.executable, "-c", CUDA_SIM_SCRIPT], env=env, capture_output=True, text=True,
-                       timeout=600, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                       timeout=600, cwd=REPO)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr

@@ -1,7 +1,7 @@
 """Examples of seed document 001 (PyTorch autograd mechanics notes) run on torch and numgrad and compared."""
 
 import numpy as np
-import seed_harness as H
+from helpers import seed_harness as H
 
 run_example = H.run_example
 fixed = H.fixed

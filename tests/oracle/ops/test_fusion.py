@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import numgrad
 from numgrad import lazy
-from op_compare import F32, F64, I64, check, check_error, hyp, rand
+from helpers.op_compare import F32, F64, I64, check, check_error, hyp, rand
 
 
 @pytest.fixture(params=[True, False], ids=["fused", "unfused"])

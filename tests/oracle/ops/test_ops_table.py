@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numgrad
-from op_compare import hyp, param_grid
+from helpers.op_compare import hyp, param_grid
 from numgrad import testing as ngt
 from numgrad.ops.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, REAL, UNIT
 

@@ -8,7 +8,7 @@ import torch
 
 import numgrad
 from numgrad.testing import gradcheck, gradgradcheck
-from nn_compare import assert_same, grad_fn_name, rand, run_module, twin
+from helpers.nn_compare import assert_same, grad_fn_name, rand, run_module, twin
 
 LAYERS = {
     "linear": (lambda nn: nn.Linear(5, 4), (3, 5)),

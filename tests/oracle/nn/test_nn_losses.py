@@ -6,7 +6,7 @@ import torch
 
 import numgrad
 from numgrad.testing import gradcheck, gradgradcheck
-from nn_compare import rand
+from helpers.nn_compare import rand
 
 RNG = np.random.default_rng(0)
 LOGITS = rand(6, 5)

@@ -1,6 +1,6 @@
 """Examples of seed document 002 (autograde notebook, pytorch-book chapter 3) run on torch and numgrad and compared."""
 
-import seed_harness as H
+from helpers import seed_harness as H
 
 run_example = H.run_example
 fixed = H.fixed

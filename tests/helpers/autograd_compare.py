@@ -1,39 +1,21 @@
 """Shared helpers for the autograd and tensor-API tests: run one function on torch and on numgrad, compare results."""
 
-import math
-import re
 import warnings
 
 import numpy as np
 import torch
 
 import numgrad
+# fixed and normalize are used by the tests through this module
+from helpers.compare_core import (ATOL, RTOL, fixed, floats_close, normalize, recorded_warnings,  # noqa: F401
+                                  tensor_data, tensor_fields, values_mismatch, warning_entry)
 
 LIBS = (torch, numgrad)
-
-RTOL = 1e-5
-ATOL = 1e-6
-
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-# torch appends its own build's C++ source location to warnings raised in C++; not part of the message.
-_TRIGGERED = re.compile(r"\s*\(Triggered internally at [^)]*\)\s*$")
-
-
-def normalize(text):
-    """Replaces object addresses and torch's C++ source locations so that two runs print the same text."""
-    return _ADDRESS.sub("0x\u2026", _TRIGGERED.sub("", text))
 
 
 def arr(values, dtype=np.float32):
     """A numpy array used as the common input of both libraries."""
     return np.array(values, dtype=dtype)
-
-
-def fixed(shape, seed, low=None, high=None, dtype=np.float32):
-    """A reproducible array standing in for randn (or uniform(low, high))."""
-    rng = np.random.default_rng(seed)
-    data = rng.standard_normal(shape) if low is None else rng.uniform(low, high, shape)
-    return np.asarray(data, dtype=dtype)
 
 
 def is_tensor(obj):
@@ -81,13 +63,7 @@ def caught_warnings(fn, *args, **kwargs):
 
 
 def _warning_list(caught):
-    out = []
-    for w in caught:
-        module = getattr(w.category, "__module__", "")
-        if module.startswith(("numba", "llvmlite")):
-            continue  # JIT compiler chatter
-        out.append((w.category.__name__, normalize(str(w.message))))
-    return out
+    return [entry for entry in map(warning_entry, caught) if entry is not None]  # JIT chatter left out
 
 
 class Desc(tuple):
@@ -100,9 +76,7 @@ def describe(obj):
     if obj is None or isinstance(obj, (bool, int, float, str, Desc)):
         return normalize(obj) if isinstance(obj, str) else obj
     if is_tensor(obj):
-        return Desc(("tensor", str(obj.dtype).rsplit(".", 1)[-1], tuple(int(s) for s in obj.shape),
-                     bool(obj.requires_grad), bool(obj.is_leaf), name_of(obj.grad_fn),
-                     np.array(obj.detach().numpy(), copy=True)))
+        return Desc(("tensor", *tensor_fields(obj)[1:], tensor_data(obj)))  # fields without the type name
     if isinstance(obj, (torch.Size, numgrad.Size)):
         return Desc(("Size", tuple(obj)))
     if isinstance(obj, (torch.dtype, numgrad.dtypes.dtype)):
@@ -124,32 +98,19 @@ def describe(obj):
     return Desc(("other", type(obj).__name__, normalize(repr(obj))))
 
 
-def _close(x, y, rtol, atol):
-    if isinstance(x, float) and isinstance(y, float):
-        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=rtol, abs_tol=atol)
-    return x == y
-
-
 def differences(a, b, rtol=RTOL, atol=ATOL, path="result"):
     """Where two described values differ (empty when they match)."""
     if type(a) is not type(b) and not (isinstance(a, tuple) and isinstance(b, tuple)
                                        and isinstance(a, Desc) == isinstance(b, Desc)):
         return [f"{path}: {a!r} (torch) vs {b!r} (numgrad)"]
     if isinstance(a, float):
-        return [] if _close(a, b, rtol, atol) else [f"{path}: {a!r} vs {b!r}"]
+        return [] if floats_close(a, b, rtol, atol) else [f"{path}: {a!r} vs {b!r}"]
     if isinstance(a, Desc) and a[0] == "tensor" and b[0] == "tensor":
         labels = ("dtype", "shape", "requires_grad", "is_leaf", "grad_fn")
         out = [f"{path}.{lab}: {x!r} (torch) vs {y!r} (numgrad)" for lab, x, y in zip(labels, a[1:6], b[1:6])
                if x != y]
-        if not out:
-            x, y = a[6], b[6]
-            try:
-                if x.dtype.kind in "fc":
-                    np.testing.assert_allclose(y, x, rtol=rtol, atol=atol)
-                else:
-                    np.testing.assert_array_equal(y, x)
-            except AssertionError:
-                out.append(f"{path}.values: torch {x.tolist()} vs numgrad {y.tolist()}")
+        if not out and values_mismatch(a[6], b[6], rtol, atol) is not None:
+            out.append(f"{path}.values: torch {a[6].tolist()} vs numgrad {b[6].tolist()}")
         return out
     if isinstance(a, Desc) and a[0] == "ndarray" and b[0] == "ndarray":
         if a[1:3] != b[1:3]:
@@ -173,18 +134,14 @@ def differences(a, b, rtol=RTOL, atol=ATOL, path="result"):
 
 def run(fn, lib):
     """Runs fn(lib) with all warnings recorded; returns (described result, warnings, exception)."""
-    warn_always = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)  # TORCH_WARN_ONCE warnings show on every run, as Python's do here
     error, result = None, None
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with recorded_warnings(lib) as caught:
             try:
                 result = describe(fn(lib))
             except Exception as exc:  # noqa: BLE001 - reported by the caller
                 error = exc
     finally:
-        torch.set_warn_always(warn_always)
         lib.set_grad_enabled(True)
     return result, _warning_list(caught), error
 

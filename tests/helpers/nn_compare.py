@@ -4,6 +4,7 @@ import numpy as np
 import torch
 
 import numgrad
+from helpers.compare_core import grad_fn_name, rand
 
 
 def to_numgrad_state(torch_module):
@@ -19,19 +20,11 @@ def twin(build):
     return ours, theirs
 
 
-def rand(*shape, seed=0, dtype=np.float32):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
 def assert_same(ours, theirs, rtol=1e-5, atol=1e-6):
     """Values, dtype and shape of a numgrad tensor against a torch tensor."""
     assert tuple(ours.shape) == tuple(theirs.shape), (ours.shape, theirs.shape)
     assert str(ours.dtype) == str(theirs.dtype), (ours.dtype, theirs.dtype)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
-
-
-def grad_fn_name(t):
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
 
 
 def run_module(ours, theirs, *inputs, rtol=1e-5, atol=1e-6, input_grad=True, check_name=True, seed=1):

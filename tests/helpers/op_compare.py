@@ -8,13 +8,10 @@ from hypothesis import HealthCheck, settings
 import torch
 
 import numgrad
+from helpers.compare_core import rand
 
 LIBS = (torch, numgrad)
 F32, F64, I64 = np.float32, np.float64, np.int64
-
-
-def rand(*shape, dtype=F32, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
 def leaves(lib, arrays):

@@ -1,34 +1,18 @@
 """Harness that runs each seed-document example on torch and on numgrad and asserts both recordings are equal."""
 
 import importlib
-import math
 import os
-import re
-import warnings
 
-import numpy as np
+from helpers.compare_core import (fixed, floats_close, recorded_warnings, strip_addresses,  # noqa: F401
+                                  tensor_data, tensor_fields, values_mismatch, warning_entry)
 
 # NUMGRAD_SEEDS_SELFCHECK=1 runs torch on both sides: it checks the harness and the
 # examples themselves, independently of how far numgrad has got.
 SELFCHECK = os.environ.get("NUMGRAD_SEEDS_SELFCHECK", "") not in ("", "0")
 
-RTOL = 1e-5
-ATOL = 1e-6
-
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-# torch appends the C++ source location of its own build to warnings raised in C++,
-# e.g. " (Triggered internally at /__w/pytorch/pytorch/.../TensorBody.h:493.)".
-# That is a build path, not part of the message a user is meant to read.
-_TRIGGERED = re.compile(r"\s*\(Triggered internally at [^)]*\)\s*$")
-
-
-def normalize(text):
-    """Replace object addresses so that two runs print the same text."""
-    return _ADDRESS.sub("0x\u2026", text)
-
-
-def _normalize_warning(message):
-    return normalize(_TRIGGERED.sub("", message))
+# Printed text, reprs and exception messages: object addresses replaced. Warnings (warning_entry) also
+# lose torch's C++ source location.
+normalize = strip_addresses
 
 
 def get_libs():
@@ -40,16 +24,6 @@ def get_libs():
     return torch, importlib.import_module("numgrad")
 
 
-def fixed(shape, seed, low=None, high=None):
-    """A fixed float32 numpy array standing in for torch.randn / torch.rand."""
-    rng = np.random.default_rng(seed)
-    if low is None:
-        arr = rng.standard_normal(shape)
-    else:
-        arr = rng.uniform(low, high, shape)
-    return np.asarray(arr, dtype=np.float32)
-
-
 def _is_tensor(obj):
     return (
         hasattr(obj, "detach")
@@ -59,10 +33,6 @@ def _is_tensor(obj):
     )
 
 
-def _dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
-
-
 def _convert(obj):
     """Turn a recorded value into a plain structure that can be compared."""
     if obj is None:
@@ -70,18 +40,7 @@ def _convert(obj):
     if isinstance(obj, (bool, int, float, str)):
         return ("py", type(obj).__name__, obj)
     if _is_tensor(obj):
-        grad_fn = obj.grad_fn
-        arr = np.array(obj.detach().numpy(), copy=True)
-        return (
-            "tensor",
-            type(obj).__name__,
-            _dtype_name(obj.dtype),
-            tuple(int(s) for s in obj.shape),
-            bool(obj.requires_grad),
-            bool(obj.is_leaf),
-            None if grad_fn is None else type(grad_fn).__name__,
-            arr,
-        )
+        return ("tensor", *tensor_fields(obj), tensor_data(obj))
     if isinstance(obj, (tuple, list)):
         return ("seq", type(obj).__name__, [_convert(o) for o in obj])
     return ("other", type(obj).__name__, normalize(repr(obj)))
@@ -98,11 +57,7 @@ def _values_differ(a, b):
         if a[1] != b[1]:
             return "python type %s != %s" % (a[1], b[1])
         if a[1] == "float":
-            if math.isnan(a[2]) and math.isnan(b[2]):
-                return None
-            if not math.isclose(a[2], b[2], rel_tol=RTOL, abs_tol=ATOL):
-                return "%r != %r" % (a[2], b[2])
-            return None
+            return None if floats_close(a[2], b[2]) else "%r != %r" % (a[2], b[2])
         return None if a[2] == b[2] else "%r != %r" % (a[2], b[2])
     if kind == "tensor":
         labels = ("type", "dtype", "shape", "requires_grad", "is_leaf", "grad_fn")
@@ -110,16 +65,12 @@ def _values_differ(a, b):
             if x != y:
                 return "%s %r != %r" % (label, x, y)
         x, y = a[7], b[7]
-        try:
-            if x.dtype.kind in "fc":
-                np.testing.assert_allclose(y, x, rtol=RTOL, atol=ATOL)
-            else:
-                np.testing.assert_array_equal(y, x)
-        except AssertionError as exc:
+        why = values_mismatch(x, y)
+        if why is not None:
             return "values differ: torch %s vs numgrad %s (%s)" % (
                 x.tolist(),
                 y.tolist(),
-                str(exc).strip().splitlines()[0],
+                why.strip().splitlines()[0],
             )
         return None
     if kind == "seq":
@@ -160,14 +111,10 @@ class Recorder:
         if self._caught is None:
             return
         while self._seen < len(self._caught):
-            w = self._caught[self._seen]
+            entry = warning_entry(self._caught[self._seen])
             self._seen += 1
-            module = getattr(w.category, "__module__", "")
-            if module.startswith("numba") or module.startswith("llvmlite"):
-                continue  # JIT compiler chatter is not something the example shows
-            self.events.append(
-                ("warning", w.category.__name__, _normalize_warning(str(w.message)))
-            )
+            if entry is not None:  # None: JIT compiler chatter, not something the example shows
+                self.events.append(("warning", *entry))
 
     # --- what examples call -------------------------------------------------
     def print(self, *objs, sep=" "):
@@ -195,16 +142,7 @@ class Recorder:
     def meta(self, name, t):
         """Record shape, dtype, requires_grad, is_leaf and grad_fn of a tensor, not its data."""
         self._flush_warnings()
-        grad_fn = t.grad_fn
-        info = (
-            type(t).__name__,
-            _dtype_name(t.dtype),
-            tuple(int(s) for s in t.shape),
-            bool(t.requires_grad),
-            bool(t.is_leaf),
-            None if grad_fn is None else type(grad_fn).__name__,
-        )
-        self.events.append(("meta", name, info))
+        self.events.append(("meta", name, tensor_fields(t)))
         return t
 
     def check(self, name, cond):
@@ -236,27 +174,17 @@ def _run(example, lib, grad_mode_reset):
     rec = Recorder()
     error = None
     # torch emits some warnings only once per process (TORCH_WARN_ONCE, e.g. for
-    # backward(create_graph=True)); with warn-always they show on every run, as Python
-    # warnings do under the "always" filter used here.
-    is_torch = getattr(lib, "__name__", "") == "torch"
-    if is_torch:
-        warn_always = lib.is_warn_always_enabled()
-        lib.set_warn_always(True)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            rec._caught = caught
-            try:
-                example(lib, rec)
-            except Exception as exc:  # noqa: BLE001 - reported by the caller
-                error = exc
-            finally:
-                rec._flush_warnings()
-                rec._caught = None
-                grad_mode_reset(lib)
-    finally:
-        if is_torch:
-            lib.set_warn_always(warn_always)
+    # backward(create_graph=True)); recorded_warnings turns on torch's warn-always.
+    with recorded_warnings(lib) as caught:
+        rec._caught = caught
+        try:
+            example(lib, rec)
+        except Exception as exc:  # noqa: BLE001 - reported by the caller
+            error = exc
+        finally:
+            rec._flush_warnings()
+            rec._caught = None
+            grad_mode_reset(lib)
     return _Run(rec, error)
 
 

@@ -8,5 +8,6 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0"):
 
 import sys  # noqa: E402
 
-# the op-table cases and calls of tests/test_ops_table.py are shared with the CUDA tests
+# tests/ on sys.path (pyproject.toml does the same): the CUDA tests use tests/helpers, and the op-table
+# cases and calls of tests/oracle/ops/test_ops_table.py
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -3,10 +3,10 @@ simulator) against the same computation on the CPU: values, dtypes, grad_fn name
 import numpy as np
 import pytest
 from hypothesis import given
-from test_ops_table import CALLS, DIFFERENTIABLE, NAMES, cases, make_args
+from oracle.ops.test_ops_table import CALLS, DIFFERENTIABLE, NAMES, cases, make_args
 
 import numgrad
-from op_compare import hyp, param_grid
+from helpers.op_compare import hyp, param_grid
 from numgrad.spec.table import ELEMENTWISE
 
 TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=1e-11, atol=1e-12)}

@@ -30,6 +30,7 @@ def _whole_suite(config):
 
 def pytest_sessionstart(session):
     if SIMULATOR or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR") or \
+            session.config.option.collectonly or \
             hasattr(session.config, "workerinput"):  # under pytest-xdist, only the controller starts it
         return
     log = tempfile.TemporaryFile(mode="w+")

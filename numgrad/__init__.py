@@ -2,6 +2,7 @@
 import importlib
 
 from . import autograd, cuda, nn, optim, utils
+from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
 from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
@@ -34,3 +35,7 @@ def __getattr__(name):
     if name == "testing":
         return importlib.import_module(".testing", __name__)
     raise AttributeError(f"module 'numgrad' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted([*globals(), "testing"])

@@ -4,6 +4,8 @@ import weakref
 
 
 class RemovableHandle:
+    """What register_*_hook returns: `remove()` unregisters the hook (the table is held weakly)."""
+
     _ids = itertools.count()
 
     def __init__(self, hooks_dict):

@@ -1,41 +1,16 @@
 """nn.Module: registration of parameters, buffers and submodules, state_dict, modes, hooks, repr."""
 import collections
-import itertools
-import weakref
 
 import numpy as np
 
-from ..autograd.functional import zero_grads
-from .._core.grad_mode import no_grad
-from ..tensor import Tensor
-from ..backend.dispatch import as_device
-from .parameter import Parameter
 from .._core import dtypes
+from .._core.grad_mode import no_grad
+from .._core.hooks import HookDict, add_hook
+from ..autograd.functional import zero_grads
+from ..backend.dispatch import as_device
 from ..ops.creation import tensor
-
-
-class _HookDict(dict):
-    """A dict of hooks that a handle can refer to weakly (plain dicts cannot be weakly referenced)."""
-
-
-class RemovableHandle:
-    """What register_*_hook returns: `remove()` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks):
-        self.hooks_ref, self.id = weakref.ref(hooks), next(RemovableHandle._ids)
-
-    def remove(self):
-        hooks = self.hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+from ..tensor import Tensor
+from .parameter import Parameter
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -78,8 +53,8 @@ class Module:
         set_(self, "_buffers", {})
         set_(self, "_non_persistent_buffers_set", set())
         set_(self, "_modules", {})
-        set_(self, "_forward_hooks", _HookDict())
-        set_(self, "_forward_pre_hooks", _HookDict())
+        set_(self, "_forward_hooks", HookDict())
+        set_(self, "_forward_pre_hooks", HookDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -315,24 +290,20 @@ class Module:
         return self.to("cuda" if device is None else device)
 
     def float(self):
-        return self.to(_dtypes().float32)
+        return self.to(dtypes.float32)
 
     def double(self):
-        return self.to(_dtypes().float64)
+        return self.to(dtypes.float64)
 
     def type(self, dst_type):
         return self.to(dst_type)
 
     # ---- calling ---------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._forward_hooks, hook)
 
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks):  # the common case, kept short
@@ -439,10 +410,6 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-
-
-def _dtypes():
-    return dtypes
 
 
 def _as_tensor(value):

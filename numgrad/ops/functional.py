@@ -1,16 +1,16 @@
 """The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
 import builtins
 import numbers
+import types
 
-from . import creation
-from . import reduction
-from .elementwise import EXPRESSION_FUNCS, apply  # noqa: F401  EXPRESSION_FUNCS: the derivative vocabulary
-from ..tensor_base import TensorBase
 import numpy as np
-from .._core.dtypes import int64
-from ..node import record
-from .._core.dtypes import bool_
+
+from .._core.dtypes import bool_, int64
 from ..backend import dispatch
+from ..node import record
+from ..tensor_base import TensorBase
+from . import creation, reduction
+from .elementwise import apply
 from .reduction import _axes, _fold, _kept_shape
 
 
@@ -143,12 +143,8 @@ def where(condition, input=None, other=None):
 def nonzero(input, as_tuple=False):
     idx = np.nonzero(input._data)
     if as_tuple:
-        return tuple(TensorBase._make(i.astype(np.int64), _int64()) for i in idx)
-    return TensorBase._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), _int64())
-
-
-def _int64():
-    return int64
+        return tuple(TensorBase._make(i.astype(np.int64), int64) for i in idx)
+    return TensorBase._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), int64)
 
 
 def gelu(input, approximate="none"):
@@ -242,3 +238,10 @@ max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.a
 argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.norm, reduction.var, reduction.std
 logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
+
+
+# what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
+__all__ = [name for name, value in globals().items() if not name.startswith("_") and
+           not isinstance(value, types.ModuleType) and
+           name not in ("apply", "record", "TensorBase", "bool_", "int64", "builtins_abs", "builtins_max",
+                        "builtins_min")]

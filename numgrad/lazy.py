@@ -13,7 +13,7 @@ import numpy as np
 
 from ._core.state import STATE
 from .backend import dispatch, lower
-from .backend.cpu import fused
+from .backend import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it

@@ -98,6 +98,6 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     argument lives on the GPU."""
     for a in args:
         if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
-            from .cuda import kernels as cuda_kernels
-            return cuda_kernels.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+            from .cuda import array as cuda_array
+            return cuda_array.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
     return cpu_kernels.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)

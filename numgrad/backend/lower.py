@@ -1,11 +1,9 @@
 """Writes kernel source from op-table expressions for any target; knows no Numba decorator."""
 import ast
 import functools
-import hashlib
-import importlib.util
 import os
-import sys
-import threading
+
+from . import loader
 
 # The small math vocabulary of the op table, as spelled inside a kernel.
 KERNEL_FUNCS = {
@@ -57,14 +55,8 @@ def lower(expr, array_names, scalar_names, dtype_name, target="cpu"):
     return ast.unparse(tree)
 
 
-def _helpers_digest():
-    """A digest of scalar_math.py: Numba's cache does not notice when an inlined helper changes, so the
-    helpers' digest is part of every generated source (and of its file name)."""
-    with open(os.path.join(os.path.dirname(__file__), "cpu", "scalar_math.py"), "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()[:12]
-
-
-HEADER = (f"# helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import njit\n"
+_CPU_HELPERS = os.path.join(os.path.dirname(__file__), "cpu", "scalar_math.py")
+HEADER = (f"# helpers {loader.file_digest(_CPU_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import njit\n"
           "from numgrad.backend.cpu.scalar_math import *\n")
 
 
@@ -79,41 +71,6 @@ def elementwise_source(inputs, is_array, outputs, dtype_name, header):
     loads = "".join(f"        {n}_i = {n}_s[i]\n" for n in arrays)
     stores = "".join(f"        {o}_s[i] = {lower(e, arrays, scalars, dtype_name)}\n" for o, e in outputs.items())
     return f"{HEADER}\n\n{header}\ndef kernel({params}):\n{slices}    for i in range(stop - start):\n{loads}{stores}"
-
-
-def cache_dir():
-    path = os.environ.get("NUMGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "numgrad")
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
-def load_module(readable_name, source):
-    """Writes `source` to a file named by its content hash and imports it, so Numba's cache=True
-    (which cannot cache functions made with exec) finds the compiled code in the next process."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    module_name = f"numgrad_k_{readable_name}_{digest}"
-    with _LOADING:  # another thread must never see a module that is still being executed
-        if module_name not in sys.modules:
-            sys.modules[module_name] = _import(module_name, source)
-    return sys.modules[module_name]
-
-
-_LOADING = threading.RLock()
-
-
-def _import(module_name, source):
-    path = os.path.join(cache_dir(), module_name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: concurrent test processes never see half a file
-    if os.environ.get("NUMGRAD_DEBUG"):
-        print(f"# ---- numgrad kernel {module_name} ({path})\n{source}", file=sys.stderr)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def reduction_source(update, acc_dtype_name, header):

@@ -382,7 +382,7 @@ def _masked_fill_gpu(t, mask, value, shape):
     """where(mask, value, t) broadcast to `shape` by the op table's `where` kernel."""
     import math
 
-    from ..backend.cuda import kernels as target
+    from ..backend.cuda import array as target
     from ..spec.table import ELEMENTWISE
     check_same_device(t, mask)
     dtype = t._data.dtype

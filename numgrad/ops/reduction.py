@@ -54,7 +54,7 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     entry = REDUCTIONS[name]
     if dispatch.on_gpu(data):
         from ..backend.cuda import reduce
-        x, outer, K, inner = _gpu_layout(data, axes)
+        x, outer, K, inner = reduce.layout(data, axes)
         out, idx = reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
                                              want_index)
         from ..backend.cuda.array import DeviceArray
@@ -62,21 +62,6 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
     combine = getattr(np, entry.combine) if entry.combine else None
     out, idx = kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
     return out.reshape(kept), idx.reshape(kept)
-
-
-def _gpu_layout(x, axes):
-    """cpu._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in the
-    middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
-    import math
-    nd = x.ndim
-    if list(axes) != list(range(axes[0], axes[-1] + 1)):
-        keep = [d for d in range(nd) if d not in axes]
-        x = x.transpose(keep + list(axes))
-        axes = tuple(range(len(keep), nd))
-    shape = x.shape
-    r0, r1 = axes[0], axes[-1] + 1
-    return (x.contiguous().flat_buffer(), math.prod(shape[:r0]), math.prod(shape[r0:r1]),
-            math.prod(shape[r1:]))
 
 
 def _result(data, dtype):

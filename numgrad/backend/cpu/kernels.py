@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .. import lower
+from .. import loader, lower
 from . import pool, threads
 from .threads import PARALLEL_MIN
 
@@ -22,7 +22,7 @@ def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
     kernel = _elementwise_cache.get(key)
     if kernel is None:
         source = lower.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
-        kernel = _elementwise_cache[key] = lower.load_module(f"{name}_{dtype_name}", source).kernel
+        kernel = _elementwise_cache[key] = loader.load_module(f"{name}_{dtype_name}", source).kernel
     return kernel
 
 
@@ -43,7 +43,7 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
 def reduction_kernel(name, update, acc_dtype_name):
     """The kernel folding with `update` over a range of blocks (see codegen.reduction_source)."""
     source = lower.reduction_source(update, acc_dtype_name, LOOP_HEADER)
-    return lower.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
+    return loader.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
 
 
 # Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.

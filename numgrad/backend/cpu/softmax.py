@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from .. import lower
+from .. import loader, lower
 from . import pool, threads
 from .kernels import LOOP_HEADER
 
@@ -85,7 +85,7 @@ def backward(o0, o1, K, g, y, out, log):
 def _module(dtype_name):
     exp = "exp_f32" if dtype_name == "float32" else "math.exp"
     source = lower.HEADER + _SOURCE.format(header=LOOP_HEADER, dt=dtype_name, exp=exp)
-    return lower.load_module(f"softmax_{dtype_name}", source)
+    return loader.load_module(f"softmax_{dtype_name}", source)
 
 
 def _rows(kernel, arrays, out_shape, dtype):

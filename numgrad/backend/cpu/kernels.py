@@ -11,19 +11,14 @@ from .threads import PARALLEL_MIN
 # error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
 # threads.py run one kernel over parts of a range at once
 LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy')"
-
-
-_elementwise_cache = {}
+# slices indexed from 0: Numba wraps indices it cannot prove non-negative, which stops vectorisation
+TARGET = lower.Target("cpu", lower.HEADER, LOOP_HEADER, ("start", "stop"), "for i in range(stop - start):",
+                      view="{n}_s = {n}[start:stop]", ref="{n}_s")
 
 
 def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
     """The kernel(start, stop, *inputs, *outputs) computing `outputs` ((name, expr) pairs) from `inputs`."""
-    key = (name, is_array, outputs, dtype_name)
-    kernel = _elementwise_cache.get(key)
-    if kernel is None:
-        source = lower.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
-        kernel = _elementwise_cache[key] = loader.load_module(f"{name}_{dtype_name}", source).kernel
-    return kernel
+    return lower.elementwise_kernel(name, inputs, is_array, outputs, dtype_name, TARGET)
 
 
 def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .. import loader
+from .. import loader, lower
 from . import kernels as target, reduce
 from .array import DeviceArray, empty
 from ...spec.table import REDUCTIONS
@@ -58,13 +58,6 @@ def run_map(program, outputs, out_dtypes, outs=None):
     return outs
 
 
-def _fold_step(kind, indent):
-    """The op table's fold statements for `kind` (table.REDUCTIONS), folding x_i into acc; a fold of values
-    keeps no position, so the lines tracking BEST are left out."""
-    pad = " " * indent
-    return "\n".join(pad + stmt.replace("ACC", "acc") for stmt in REDUCTIONS[kind].update if "BEST" not in stmt)
-
-
 def fold_source(program, var, acc_dtype, kind):
     """fold(rows, K, chunks, leaves..., out): block m folds chunk m % chunks of row m // chunks (positions
     of a row are contiguous, length K), each thread striding over it so that reads coalesce, computing
@@ -91,16 +84,14 @@ def fold(rows, K, chunks, {params}, out):
         for i in range(start + tid, stop, cuda.blockDim.x):
 {chr(10).join(loads + steps)}
             x_i = np.{acc_dtype}({var})
-{_fold_step(kind, 12)}
-        partial[tid] = acc
+{lower.fold_statements(REDUCTIONS[kind].update, 12, best=None)}        partial[tid] = acc
         cuda.syncthreads()
         s = cuda.blockDim.x // 2
         while s > 0:
             if tid < s:
                 acc = partial[tid]
                 x_i = partial[tid + s]
-{_fold_step(kind, 16)}
-                partial[tid] = acc
+{lower.fold_statements(REDUCTIONS[kind].update, 16, best=None)}                partial[tid] = acc
             cuda.syncthreads()
             s //= 2
         if tid == 0:

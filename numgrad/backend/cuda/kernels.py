@@ -1,4 +1,4 @@
-"""CUDA target: the same generated loop bodies as cpu.py under a grid-stride header, and their launches.
+"""CUDA target: the generated loop bodies of lower.py under a grid-stride header, and their launches.
 Imported only when a CUDA tensor is made (numba.cuda is not needed to import numgrad)."""
 import functools
 import os
@@ -20,6 +20,7 @@ HEADER = (f"# cuda helpers {loader.file_digest(_HELPERS)}\nimport math\nimport n
 KERNEL_DECORATOR = "@cuda.jit(cache=True)"
 # the loop header that replaces the CPU's `for i in range(...)`: each thread strides over the range
 GRID_LOOP = "for i in range(cuda.grid(1), n, cuda.gridsize(1)):"
+TARGET = lower.Target("cuda", HEADER, KERNEL_DECORATOR, ("n",), GRID_LOOP, view=None, ref="{n}", prefix="cuda_")
 
 
 def blocks_for(n, block=BLOCK):
@@ -32,28 +33,9 @@ def launch(kernel, n, *args):
         kernel[blocks_for(n), BLOCK](n, *args)
 
 
-def elementwise_source(inputs, is_array, outputs, dtype_name):
-    """The CUDA twin of codegen.elementwise_source: the op table's expressions lowered the same way, over
-    positions 0..n-1 of flat arrays."""
-    arrays = [nm for nm, arr in zip(inputs, is_array) if arr]
-    scalars = [nm for nm, arr in zip(inputs, is_array) if not arr]
-    params = ", ".join(["n", *inputs, *outputs])
-    loads = "".join(f"        {nm}_i = {nm}[i]\n" for nm in arrays)
-    stores = "".join(f"        {o}[i] = {lower.lower(e, arrays, scalars, dtype_name, target='cuda')}\n"
-                     for o, e in outputs.items())
-    return f"{HEADER}\n\n{KERNEL_DECORATOR}\ndef kernel({params}):\n    {GRID_LOOP}\n{loads}{stores}"
-
-
-_elementwise_cache = {}
-
-
 def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
-    key = (name, is_array, outputs, dtype_name)
-    kernel = _elementwise_cache.get(key)
-    if kernel is None:
-        source = elementwise_source(inputs, is_array, dict(outputs), dtype_name)
-        kernel = _elementwise_cache[key] = loader.load_module(f"cuda_{name}_{dtype_name}", source).kernel
-    return kernel
+    """The grid-stride kernel(n, *inputs, *outputs) computing `outputs` from `inputs`."""
+    return lower.elementwise_kernel(name, inputs, is_array, outputs, dtype_name, TARGET)
 
 
 def is_device_array(a):

@@ -5,18 +5,13 @@ import math
 import numpy as np
 from numba import cuda as nb_cuda
 
-from .. import loader
+from .. import loader, lower
 from . import kernels as cuda
 from ...spec.table import REDUCTIONS
 
 # Under the simulator a block of 1 or 2 threads is as good as 32 and much cheaper; on a GPU a block is at
 # least one warp.
 MIN_THREADS = 1 if cuda.SIMULATOR else 32
-
-
-def _body(update, indent, acc_ref="acc", best_ref="best"):
-    pad = " " * indent
-    return "".join(f"{pad}{stmt.replace('ACC', acc_ref).replace('BEST', best_ref)}\n" for stmt in update)
 
 
 def reduction_source(update, acc_dtype_name, block=None):
@@ -45,7 +40,7 @@ def kernel(x, out, idx, outer, K, inner):
             best = k0
             for k in range(k0 + 1, k1):
                 x_i = np.{acc_dtype_name}(x[base + k * inner])
-{_body(update, 16)}            s_acc[tid] = acc
+{lower.fold_statements(update, 16)}            s_acc[tid] = acc
             s_best[tid] = best
         cuda.syncthreads()
         s = 1
@@ -55,7 +50,7 @@ def kernel(x, out, idx, outer, K, inner):
                 best = s_best[tid]
                 x_i = s_acc[tid + s]
                 k = s_best[tid + s]
-{_body(update, 16)}                s_acc[tid] = acc
+{lower.fold_statements(update, 16)}                s_acc[tid] = acc
                 s_best[tid] = best
             cuda.syncthreads()
             s *= 2

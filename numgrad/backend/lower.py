@@ -2,7 +2,6 @@
 import ast
 import dataclasses
 import functools
-import os
 
 from . import loader
 
@@ -59,11 +58,6 @@ def lower(expr, array_names, scalar_names, dtype_name, target="cpu"):
     return ast.unparse(tree)
 
 
-_CPU_HELPERS = os.path.join(os.path.dirname(__file__), "cpu", "scalar_math.py")
-HEADER = (f"# helpers {loader.file_digest(_CPU_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import njit\n"
-          "from numgrad.backend.cpu.scalar_math import *\n")
-
-
 @dataclasses.dataclass(frozen=True)
 class Target:
     """What a generated loop needs from its target: the module header, the decorator line, the range
@@ -106,43 +100,6 @@ def fold_statements(update, indent, acc="acc", best="best"):
     position (a fold of values keeps none)."""
     return "".join(" " * indent + stmt.replace("ACC", acc).replace("BEST", best or "") + "\n"
                    for stmt in update if best is not None or "BEST" not in stmt)
-
-
-def reduction_source(update, acc_dtype_name, header):
-    """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
-    axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
-    [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
-    position `k` into the accumulator."""
-    return f"""{HEADER}
-
-{header}
-def kernel(t0, t1, x, out, idx, outer, K, inner, B):
-    nb = (inner + B - 1) // B
-    for t in range(t0, t1):
-        o = t // nb
-        j0 = (t % nb) * B
-        j1 = min(j0 + B, inner)
-        base = o * K * inner
-        if inner == 1:
-            acc = np.{acc_dtype_name}(x[base])
-            best = 0
-            for k in range(1, K):
-                x_i = np.{acc_dtype_name}(x[base + k])
-{fold_statements(update, 16)}            out[o] = acc
-            idx[o] = best
-        else:
-            accs = np.empty(j1 - j0, np.{acc_dtype_name})
-            bests = np.zeros(j1 - j0, np.int64)
-            for j in range(j0, j1):
-                accs[j - j0] = x[base + j]
-            for k in range(1, K):
-                row = base + k * inner
-                for j in range(j0, j1):
-                    x_i = np.{acc_dtype_name}(x[row + j])
-{fold_statements(update, 20, "accs[j - j0]", "bests[j - j0]")}            for j in range(j0, j1):
-                out[o * inner + j] = accs[j - j0]
-                idx[o * inner + j] = bests[j - j0]
-"""
 
 
 # torch's pow kernel computes these exponents without pow(): matching it keeps results bit-close and the

@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 
-from .. import ir, loader, lower
+from .. import ir, loader
 from ...spec.table import REDUCTIONS
 from . import pool, threads
+from .kernels import HEADER, LOOP_HEADER
 from .threads import PARALLEL_MIN
 
-DECORATOR = "@njit(cache=True, nogil=True, error_model='numpy')"
 BROADCAST_MIN = 1 << 14  # below this many elements broadcast inputs are expanded (fewer kernel variants)
 LANES = 4  # independent accumulators in a fused sum: they break the chain of dependent adds
 
@@ -125,7 +125,7 @@ def map_source(program, outputs):
     lines += [f"        S{k} = O{k}[base + j0:base + j1]" for k in range(len(outputs))]
     lines += ["        for jj in range(j1 - j0):"] + _element(program, 12)
     lines += [f"            S{k}[jj] = {var}" for k, (var, _) in enumerate(outputs)]
-    return (f"{lower.HEADER}\n\n{DECORATOR}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
+    return (f"{HEADER}\n\n{LOOP_HEADER}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
             + "\n".join(lines) + "\n")
 
 
@@ -162,7 +162,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
                     for u in range(LANES))
     starts = "".join(f"        s{u} = {init}\n        q{u} = 0\n" for u in range(LANES))
     merges = "".join("        " + f["merge"].format(u=u, pad="        ") + "\n" for u in range(LANES))
-    return (f"{lower.HEADER}\n\n{DECORATOR}\ndef fold(i0, i1, buf, {fold_params}):\n"
+    return (f"{HEADER}\n\n{LOOP_HEADER}\ndef fold(i0, i1, buf, {fold_params}):\n"
             f"    acc = {init}\n    nans = 0\n"
             f"    for b in range(i0, i1, {FOLD_BLOCK}):\n"
             f"        e = min(b + {FOLD_BLOCK}, i1)\n"
@@ -172,7 +172,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
             f"        for k in range(m, e - b):\n            x = buf[k]\n            "
             + f["lane"].format(u=0, pad=pad) + "\n" + merges
             + f"    return {f['result'].format(acc=acc_dtype)}\n\n\n"
-            f"{DECORATOR}\ndef rows(o0, o1, K, {params}, out):\n"
+            f"{LOOP_HEADER}\ndef rows(o0, o1, K, {params}, out):\n"
             f"    buf = np.empty({FOLD_BLOCK}, np.{acc_dtype})\n"
             f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, buf, {per_row})\n")
 

@@ -3,9 +3,9 @@ import functools
 
 import numpy as np
 
-from .. import loader, lower
+from .. import loader
 from . import threads
-from .kernels import LOOP_HEADER, PARALLEL_MIN
+from .kernels import HEADER, LOOP_HEADER, PARALLEL_MIN
 
 
 def kernel_source(body, dtype_name):
@@ -13,7 +13,7 @@ def kernel_source(body, dtype_name):
     backend/optim.py's (params, loop) pairs."""
     params, loop = body
     params = "start, stop, " + params
-    return f"{lower.HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{loop}"
+    return f"{HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{loop}"
 
 
 @functools.lru_cache(maxsize=None)

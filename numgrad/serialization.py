@@ -19,7 +19,6 @@ from .backend import dispatch
 from .tensor import Tensor
 from .nn.parameter import Parameter
 from . import cuda
-from .backend import dispatch
 
 FORMAT, VERSION, META = "numgrad", 1, "__numgrad__"
 

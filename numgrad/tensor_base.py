@@ -5,7 +5,6 @@ import math
 import warnings
 import weakref
 
-import numpy as np
 
 from . import lazy
 from ._core import dtypes, printing

@@ -5,7 +5,7 @@ values the nodes saved (a pending saved value was never stored at all)."""
 
 from .. import lazy
 from ..backend import dispatch
-from ..backend.cpu import fused
+from ..backend.dispatch import fused
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
 from ..ops.reduction import sum_to

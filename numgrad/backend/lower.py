@@ -1,18 +1,19 @@
 """Writes kernel source from op-table expressions for any target; knows no Numba decorator."""
 import ast
+import dataclasses
 import functools
-import hashlib
-import importlib.util
-import os
-import sys
-import threading
+
+from . import loader
+
+# Helpers each target writes as an inlined scalar function (cpu/scalar_math.py, cuda/cuda_math.py); the
+# rest of the op table's math vocabulary maps to Python's math module or builtins.
+HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum")
 
 # The small math vocabulary of the op table, as spelled inside a kernel.
 KERNEL_FUNCS = {
     "exp": "math.exp", "log": "math.log", "log1p": "math.log1p", "expm1": "math.expm1",
     "sqrt": "math.sqrt", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
-    "tanh": "math.tanh", "erf": "math.erf", "abs": "abs", "where": "where", "sign": "sign",
-    "sigmoid": "sigmoid", "isnan": "isnan", "maximum": "maximum", "minimum": "minimum",
+    "tanh": "math.tanh", "erf": "math.erf", "abs": "abs", **{name: name for name in HELPERS},
 }
 
 
@@ -57,107 +58,48 @@ def lower(expr, array_names, scalar_names, dtype_name, target="cpu"):
     return ast.unparse(tree)
 
 
-def _helpers_digest():
-    """A digest of scalar_math.py: Numba's cache does not notice when an inlined helper changes, so the
-    helpers' digest is part of every generated source (and of its file name)."""
-    with open(os.path.join(os.path.dirname(__file__), "cpu", "scalar_math.py"), "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()[:12]
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """What a generated loop needs from its target: the module header, the decorator line, the range
+    parameters and loop line, how an array is viewed before the loop (`view`, formatted with `n`; None
+    reads it directly) and the name an element is read through (`ref`, formatted with `n`)."""
+    name: str
+    header: str
+    decorator: str
+    range_params: tuple
+    loop: str
+    view: str
+    ref: str
+    prefix: str = ""  # of the kernel module's readable name
 
 
-HEADER = (f"# helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import njit\n"
-          "from numgrad.backend.cpu.scalar_math import *\n")
-
-
-def elementwise_source(inputs, is_array, outputs, dtype_name, header):
-    """One loop body over positions [start, stop): `outputs` maps output names to expressions of
-    `inputs`; `header` is the target's decorator line."""
+def elementwise_source(inputs, is_array, outputs, dtype_name, target):
+    """One loop body over the target's range: `outputs` maps output names to expressions of `inputs`."""
     arrays = [n for n, arr in zip(inputs, is_array) if arr]
     scalars = [n for n, arr in zip(inputs, is_array) if not arr]
-    params = ", ".join(["start", "stop"] + list(inputs) + list(outputs))
-    # slices indexed from 0: Numba wraps indices it cannot prove non-negative, which stops vectorisation
-    slices = "".join(f"    {n}_s = {n}[start:stop]\n" for n in [*arrays, *outputs])
-    loads = "".join(f"        {n}_i = {n}_s[i]\n" for n in arrays)
-    stores = "".join(f"        {o}_s[i] = {lower(e, arrays, scalars, dtype_name)}\n" for o, e in outputs.items())
-    return f"{HEADER}\n\n{header}\ndef kernel({params}):\n{slices}    for i in range(stop - start):\n{loads}{stores}"
+    params = ", ".join([*target.range_params, *inputs, *outputs])
+    views = "".join(f"    {target.view.format(n=n)}\n" for n in [*arrays, *outputs]) if target.view else ""
+    loads = "".join(f"        {n}_i = {target.ref.format(n=n)}[i]\n" for n in arrays)
+    stores = "".join(f"        {target.ref.format(n=o)}[i] = {lower(e, arrays, scalars, dtype_name, target.name)}\n"
+                     for o, e in outputs.items())
+    return (f"{target.header}\n\n{target.decorator}\ndef kernel({params}):\n{views}    {target.loop}\n"
+            f"{loads}{stores}")
 
 
-def cache_dir():
-    path = os.environ.get("NUMGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "numgrad")
-    os.makedirs(path, exist_ok=True)
-    return path
+def elementwise_kernel(name, inputs, is_array, outputs, dtype_name, target):
+    """The target's kernel computing `outputs` ((name, expr) pairs) from `inputs` (`is_array` says which
+    are arrays); `name` must identify inputs and outputs, as it keys the cache with the rest."""
+    return loader.cached(
+        ("elementwise", target.name, name, is_array, outputs, dtype_name), f"{target.prefix}{name}_{dtype_name}",
+        lambda: elementwise_source(inputs, is_array, dict(outputs), dtype_name, target)).kernel
 
 
-def load_module(readable_name, source):
-    """Writes `source` to a file named by its content hash and imports it, so Numba's cache=True
-    (which cannot cache functions made with exec) finds the compiled code in the next process."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    module_name = f"numgrad_k_{readable_name}_{digest}"
-    with _LOADING:  # another thread must never see a module that is still being executed
-        if module_name not in sys.modules:
-            sys.modules[module_name] = _import(module_name, source)
-    return sys.modules[module_name]
-
-
-_LOADING = threading.RLock()
-
-
-def _import(module_name, source):
-    path = os.path.join(cache_dir(), module_name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: concurrent test processes never see half a file
-    if os.environ.get("NUMGRAD_DEBUG"):
-        print(f"# ---- numgrad kernel {module_name} ({path})\n{source}", file=sys.stderr)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def reduction_source(update, acc_dtype_name, header):
-    """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
-    axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
-    [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
-    position `k` into the accumulator."""
-    def body(indent, acc_ref, best_ref):
-        lines = []
-        for stmt in update:
-            stmt = stmt.replace("ACC", acc_ref).replace("BEST", best_ref)
-            lines.append(" " * indent + stmt)
-        return "\n".join(lines) + "\n"
-
-    return f"""{HEADER}
-
-{header}
-def kernel(t0, t1, x, out, idx, outer, K, inner, B):
-    nb = (inner + B - 1) // B
-    for t in range(t0, t1):
-        o = t // nb
-        j0 = (t % nb) * B
-        j1 = min(j0 + B, inner)
-        base = o * K * inner
-        if inner == 1:
-            acc = np.{acc_dtype_name}(x[base])
-            best = 0
-            for k in range(1, K):
-                x_i = np.{acc_dtype_name}(x[base + k])
-{body(16, "acc", "best")}            out[o] = acc
-            idx[o] = best
-        else:
-            accs = np.empty(j1 - j0, np.{acc_dtype_name})
-            bests = np.zeros(j1 - j0, np.int64)
-            for j in range(j0, j1):
-                accs[j - j0] = x[base + j]
-            for k in range(1, K):
-                row = base + k * inner
-                for j in range(j0, j1):
-                    x_i = np.{acc_dtype_name}(x[row + j])
-{body(20, "accs[j - j0]", "bests[j - j0]")}            for j in range(j0, j1):
-                out[o * inner + j] = accs[j - j0]
-                idx[o * inner + j] = bests[j - j0]
-"""
+def fold_statements(update, indent, acc="acc", best="best"):
+    """A reduction's update statements (spec.table.REDUCTIONS: they fold `x_i` at position `k` into ACC
+    and BEST) as kernel lines on the given accumulator names; best=None drops the lines tracking the
+    position (a fold of values keeps none)."""
+    return "".join(" " * indent + stmt.replace("ACC", acc).replace("BEST", best or "") + "\n"
+                   for stmt in update if best is not None or "BEST" not in stmt)
 
 
 # torch's pow kernel computes these exponents without pow(): matching it keeps results bit-close and the

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
 from ..ops.indexing import _put
-from ..backend import indexing as device_index
+from ..backend.dispatch import indexing as device_index
 
 
 def _addmm_backward(node, g):

@@ -10,7 +10,7 @@ from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
-from ..backend import indexing as device_index
+from ..backend.dispatch import indexing as device_index
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 

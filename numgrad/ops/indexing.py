@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
-from ..backend import indexing as device_index
+from ..backend.dispatch import indexing as device_index
 from ..node import needs_grad, record
 from .._core.messages import LEAF_INPLACE
 from .._core.shapes import broadcast_shapes, wrap_dim

@@ -16,7 +16,6 @@ from .._core.shapes import wrap_dim
 from .elementwise import apply
 from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
-from ..backend.dispatch import _gpu_layout  # noqa: F401  DeviceArray.sum (cuda/array.py) imports it from here
 import warnings
 
 def _return_type(name):

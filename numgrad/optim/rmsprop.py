@@ -2,7 +2,7 @@
 
 from ..ops import creation
 from .._core import dtypes
-from ..backend.cpu import optim
+from ..backend.dispatch import optim
 from .optimizer import Optimizer, zeros_like_param
 
 

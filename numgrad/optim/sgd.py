@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay."""
 
-from ..backend.cpu import optim
+from ..backend.dispatch import optim
 from .optimizer import Optimizer, zeros_like_param
 
 

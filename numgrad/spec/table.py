@@ -124,15 +124,16 @@ class Reduction:
     name: str
     update: tuple
     combine: str = ""  # numpy ufunc folding partial results
+    identity: str = ""  # the value a fold starts from (kernel code, cast to the accumulator dtype)
     selects: bool = False  # the result is one of the inputs (max/min): it has an index
 
 
 REDUCTIONS = {
-    "sum": Reduction("sum", ("ACC = ACC + x_i",), "add"),
-    "prod": Reduction("prod", ("ACC = ACC * x_i",), "multiply"),
+    "sum": Reduction("sum", ("ACC = ACC + x_i",), "add", "0"),
+    "prod": Reduction("prod", ("ACC = ACC * x_i",), "multiply", "1"),
     # NaN wins as soon as it is seen and stays, as in torch
     "max": Reduction("max", ("if x_i > ACC or (x_i != x_i and ACC == ACC):", "    ACC = x_i", "    BEST = k"),
-                     "maximum", True),
+                     "maximum", "-np.inf", True),
     "min": Reduction("min", ("if x_i < ACC or (x_i != x_i and ACC == ACC):", "    ACC = x_i", "    BEST = k"),
-                     "minimum", True),
+                     "minimum", "np.inf", True),
 }

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "numgrad"
-# what a function may import: modules that need numba-cuda, and heavy optional libraries
-OPTIONAL = ("numgrad.backend.cuda.", "numba.cuda", "torch", "matplotlib")
+# what a function may import: modules that need numba-cuda (or its cuda.core), and heavy optional libraries
+OPTIONAL = ("numgrad.backend.cuda.", "numba.cuda", "cuda.core", "torch", "matplotlib")
 
 
 def _modules():

@@ -1,29 +1,30 @@
 """CPU target: a range loop header around generated bodies; large ranges are split over threads."""
 import functools
 import math
+import os
 
 import numpy as np
 
-from .. import lower
+from .. import loader, lower
 from . import pool, threads
 from .threads import PARALLEL_MIN
 
 # error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
 # threads.py run one kernel over parts of a range at once
 LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy')"
+_HELPERS = os.path.join(os.path.dirname(__file__), "scalar_math.py")
+HEADER = (f"# helpers {loader.file_digest(_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import njit\n"
+          "from numgrad.backend.cpu.scalar_math import *\n")
 
 
-_elementwise_cache = {}
+# slices indexed from 0: Numba wraps indices it cannot prove non-negative, which stops vectorisation
+TARGET = lower.Target("cpu", HEADER, LOOP_HEADER, ("start", "stop"), "for i in range(stop - start):",
+                      view="{n}_s = {n}[start:stop]", ref="{n}_s")
 
 
 def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
     """The kernel(start, stop, *inputs, *outputs) computing `outputs` ((name, expr) pairs) from `inputs`."""
-    key = (name, is_array, outputs, dtype_name)
-    kernel = _elementwise_cache.get(key)
-    if kernel is None:
-        source = lower.elementwise_source(inputs, is_array, dict(outputs), dtype_name, LOOP_HEADER)
-        kernel = _elementwise_cache[key] = lower.load_module(f"{name}_{dtype_name}", source).kernel
-    return kernel
+    return lower.elementwise_kernel(name, inputs, is_array, outputs, dtype_name, TARGET)
 
 
 def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
@@ -39,11 +40,48 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     return outs
 
 
+def reduction_source(update, acc_dtype_name):
+    """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
+    axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
+    [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
+    position `k` into the accumulator."""
+    return f"""{HEADER}
+
+{LOOP_HEADER}
+def kernel(t0, t1, x, out, idx, outer, K, inner, B):
+    nb = (inner + B - 1) // B
+    for t in range(t0, t1):
+        o = t // nb
+        j0 = (t % nb) * B
+        j1 = min(j0 + B, inner)
+        base = o * K * inner
+        if inner == 1:
+            acc = np.{acc_dtype_name}(x[base])
+            best = 0
+            for k in range(1, K):
+                x_i = np.{acc_dtype_name}(x[base + k])
+{lower.fold_statements(update, 16)}            out[o] = acc
+            idx[o] = best
+        else:
+            accs = np.empty(j1 - j0, np.{acc_dtype_name})
+            bests = np.zeros(j1 - j0, np.int64)
+            for j in range(j0, j1):
+                accs[j - j0] = x[base + j]
+            for k in range(1, K):
+                row = base + k * inner
+                for j in range(j0, j1):
+                    x_i = np.{acc_dtype_name}(x[row + j])
+{lower.fold_statements(update, 20, "accs[j - j0]", "bests[j - j0]")}            for j in range(j0, j1):
+                out[o * inner + j] = accs[j - j0]
+                idx[o * inner + j] = bests[j - j0]
+"""
+
+
 @functools.lru_cache(maxsize=None)
 def reduction_kernel(name, update, acc_dtype_name):
-    """The kernel folding with `update` over a range of blocks (see codegen.reduction_source)."""
-    source = lower.reduction_source(update, acc_dtype_name, LOOP_HEADER)
-    return lower.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
+    """The kernel folding with `update` over a range of blocks (see reduction_source)."""
+    source = reduction_source(update, acc_dtype_name)
+    return loader.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
 
 
 # Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.

@@ -4,9 +4,9 @@ import functools
 
 import numpy as np
 
-from .. import lower
+from .. import loader
 from . import pool, threads
-from .kernels import LOOP_HEADER
+from .kernels import HEADER, LOOP_HEADER
 
 # Loops that only map vectorise (exp included); sums and maxima use four independent lanes, since a
 # single float accumulator is a chain of dependent adds that keeps LLVM from vectorising the loop. Rows
@@ -84,8 +84,8 @@ def backward(o0, o1, K, g, y, out, log):
 @functools.lru_cache(maxsize=None)
 def _module(dtype_name):
     exp = "exp_f32" if dtype_name == "float32" else "math.exp"
-    source = lower.HEADER + _SOURCE.format(header=LOOP_HEADER, dt=dtype_name, exp=exp)
-    return lower.load_module(f"softmax_{dtype_name}", source)
+    source = HEADER + _SOURCE.format(header=LOOP_HEADER, dt=dtype_name, exp=exp)
+    return loader.load_module(f"softmax_{dtype_name}", source)
 
 
 def _rows(kernel, arrays, out_shape, dtype):

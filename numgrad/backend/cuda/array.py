@@ -5,8 +5,9 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import kernels as target
+from . import kernels as target, matmul as cuda_matmul, reduce
 from ..._core.device import CUDA0
+from ...spec.table import ELEMENTWISE, REDUCTIONS
 
 TRANSFERS = {"to_host": 0, "to_device": 0}  # copies between host and GPU, for the no-round-trip tests
 
@@ -172,9 +173,6 @@ class DeviceArray:
 
     def sum(self, axis=None, dtype=None, keepdims=False):
         """NumPy's sum on the GPU (block reductions), accumulated in float64 or int64."""
-        from . import reduce
-        from ...ops.reduction import _gpu_layout
-        from ...spec.table import REDUCTIONS
         axes = tuple(range(self.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(sorted(a % self.ndim for a in axes)) if self.ndim else ()
         kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape)) if keepdims else\
@@ -184,7 +182,7 @@ class DeviceArray:
         if not axes or not self.size:
             return (self.astype(acc) if axes else self.astype(want)).reshape(kept) if self.size else\
                 zeros(kept, want)
-        x, outer, K, inner = _gpu_layout(self, axes)
+        x, outer, K, inner = reduce.layout(self, axes)
         out, _ = reduce.run_reduction("sum", REDUCTIONS["sum"].update, x, outer, K, inner, acc)
         return DeviceArray(out, kept).astype(want, copy=False)
 
@@ -449,10 +447,22 @@ def _fill_kernel(dtype_name):
 
 
 # ---- arithmetic and products --------------------------------------------------------------------------
+def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
+    """cpu.kernels.run_elementwise on the GPU: `args` are flat contiguous device arrays or scalars; returns
+    flat DeviceArrays (`outs`, flat contiguous DeviceArrays, if given)."""
+    args = [target.raw(a) for a in args]
+    is_array = tuple(target.is_device_array(a) for a in args)
+    kernel = target.elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
+    if outs is None:
+        outs = [empty((n,), d) for d in out_dtypes]
+    outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
+    target.launch(kernel, n, *args, *[o.flat_buffer() for o in outs])
+    return outs
+
+
 def arithmetic(name, *operands, out=None):
     """The op table's kernel for `name` on DeviceArrays and scalars (NumPy-style: the arrays' result
     dtype), written to `out` when given (a DeviceArray of the broadcast shape)."""
-    from ...spec.table import ELEMENTWISE
     entry = ELEMENTWISE[name]
     arrays = [v for v in operands if isinstance(v, DeviceArray)]
     shape = np.broadcast_shapes(*(v.shape for v in arrays))
@@ -462,8 +472,8 @@ def arithmetic(name, *operands, out=None):
     n = math.prod(shape)
     out_dtype = np.dtype(np.bool_) if entry.kind == "compare" else dtype
     target_out = out if out is not None and out.flags.c_contiguous and out.dtype == out_dtype else None
-    (flat,) = target.run_elementwise(name, entry.inputs, entry.forward_outputs, args, (out_dtype,), n, dtype.name,
-                                     outs=[target_out.reshape(-1)] if target_out is not None else None)
+    (flat,) = run_elementwise(name, entry.inputs, entry.forward_outputs, args, (out_dtype,), n, dtype.name,
+                              outs=[target_out.reshape(-1)] if target_out is not None else None)
     result = flat.reshape(shape)
     if out is not None and target_out is None:
         copy_into(out, result)
@@ -474,7 +484,6 @@ def arithmetic(name, *operands, out=None):
 def matmul(a, b):
     """np.matmul for DeviceArrays (float32/float64): the tiled shared-memory kernel of
     kernels/cuda_matmul.py reading transposed and broadcast operands in place through their strides."""
-    from . import matmul as cuda_matmul
     if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64"):
         kind = a.dtype if a.dtype != b.dtype else a.dtype.name
         raise RuntimeError(f'"addmm_cuda" not implemented for \'{_TORCH_WORD.get(str(kind), kind)}\'')

@@ -4,6 +4,8 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..lower import HELPERS
+
 
 @cuda.jit(device=True, inline="always")
 def where(c, x, y):
@@ -37,4 +39,4 @@ def minimum(x, y):
     return x if (x < y or x != x) else y
 
 
-__all__ = ["math", "np", "cuda", "where", "sign", "sigmoid", "isnan", "maximum", "minimum"]
+__all__ = ["math", "np", "cuda", *HELPERS]  # what generated kernels import with *

@@ -1,11 +1,13 @@
-"""Fused GPU kernels: fused.py's programs (a region of elementwise ops, its gradients) as one grid-stride
+"""Fused GPU kernels: ir.py's programs (a region of elementwise ops, its gradients) as one grid-stride
 loop, and folds of a region as that loop followed by a block reduction."""
 import math
 
 import numpy as np
 
-from . import kernels as target
-from ..cpu.fused import FOLDS, compiled
+from .. import loader, lower
+from . import kernels as target, reduce
+from .array import DeviceArray, empty
+from ...spec.table import REDUCTIONS
 
 
 def layout(program):
@@ -44,24 +46,16 @@ def map_source(program, outputs):
 
 
 def run_map(program, outputs, out_dtypes, outs=None):
-    """fused.run_map on the GPU: returns flat DeviceArrays (`outs` if given)."""
-    from .array import DeviceArray, empty
+    """cpu/fused.run_map on the GPU: returns flat DeviceArrays (`outs` if given)."""
     args = layout(program)
     n = math.prod(program.shape)
-    module = compiled("cuda_map", program, tuple(outputs), lambda: map_source(program, list(outputs)))
+    module = loader.cached(("cuda_map", program.key(tuple(outputs))), "fused_cuda_map",
+                           lambda: map_source(program, list(outputs)))
     if outs is None:
         outs = [empty((n,), d) for d in out_dtypes]
     outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
     target.launch(module.kernel, n, *args, *[o.flat_buffer() for o in outs])
     return outs
-
-
-def _fold_step(kind, indent):
-    """The op table's fold statements for `kind` (table.REDUCTIONS), folding x_i into acc; a fold of values
-    keeps no position, so the lines tracking BEST are left out."""
-    from ...spec.table import REDUCTIONS
-    pad = " " * indent
-    return "\n".join(pad + stmt.replace("ACC", "acc") for stmt in REDUCTIONS[kind].update if "BEST" not in stmt)
 
 
 def fold_source(program, var, acc_dtype, kind):
@@ -74,7 +68,7 @@ def fold_source(program, var, acc_dtype, kind):
     loads = [f"{pad}l{k} = L{k}[i]" if leaf.kind == "full" else f"{pad}l{k} = L{k}[0]"
              for k, leaf in enumerate(program.leaves) if leaf.kind != "scalar"]
     steps = [f"{pad}{v} = {code}" for v, code in program.code()]
-    init = FOLDS[kind]["init"].format(acc=acc_dtype)  # the CPU fold's starting value
+    init = f"np.{acc_dtype}({REDUCTIONS[kind].identity})"
     return f"""{target.HEADER}
 
 {target.KERNEL_DECORATOR}
@@ -90,16 +84,14 @@ def fold(rows, K, chunks, {params}, out):
         for i in range(start + tid, stop, cuda.blockDim.x):
 {chr(10).join(loads + steps)}
             x_i = np.{acc_dtype}({var})
-{_fold_step(kind, 12)}
-        partial[tid] = acc
+{lower.fold_statements(REDUCTIONS[kind].update, 12, best=None)}        partial[tid] = acc
         cuda.syncthreads()
         s = cuda.blockDim.x // 2
         while s > 0:
             if tid < s:
                 acc = partial[tid]
                 x_i = partial[tid + s]
-{_fold_step(kind, 16)}
-                partial[tid] = acc
+{lower.fold_statements(REDUCTIONS[kind].update, 16, best=None)}                partial[tid] = acc
             cuda.syncthreads()
             s //= 2
         if tid == 0:
@@ -109,19 +101,16 @@ def fold(rows, K, chunks, {params}, out):
 
 
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
-    """fused.run_fold on the GPU: one pass computing the region and folding it over the dims from `split`
+    """cpu/fused.run_fold on the GPU: one pass computing the region and folding it over the dims from `split`
     on (a long row is split over several blocks whose partial results are folded once more). Returns a
     flat DeviceArray (one element when split is 0): nothing is read back."""
-    from .array import DeviceArray, empty
-    from ...spec.table import REDUCTIONS
-    from . import reduce
     args = layout(program)
     shape = program.shape
     rows, K = math.prod(shape[:split]), math.prod(shape[split:])
     # enough blocks to fill the GPU: a few hundred, each folding at least 8 elements per thread
     chunks = max(1, min(-(-K // (target.BLOCK * 8)), -(-(4 if target.SIMULATOR else 1024) // rows)))
-    module = compiled(f"cuda_fold_{kind}", program, (var, acc_dtype),
-                      lambda: fold_source(program, var, acc_dtype, kind))
+    module = loader.cached((f"cuda_fold_{kind}", program.key((var, acc_dtype))), f"fused_cuda_fold_{kind}",
+                           lambda: fold_source(program, var, acc_dtype, kind))
     partials = empty((rows * chunks,), acc_dtype)
     module.fold[target.blocks_for(rows * chunks, 1), target.BLOCK](rows, K, chunks, *args, partials.flat_buffer())
     if chunks == 1:

@@ -4,6 +4,8 @@ import math
 import numpy as np
 
 from . import kernels as target
+from .array import DeviceArray, empty, from_host, full
+from .array import _c_strides as byte_strides
 
 MAX_DIMS = 8
 # dtypes cuda.atomic.add accumulates in; bool accumulates as `or`, which plain stores do race-free
@@ -154,7 +156,6 @@ def first_out_of_bounds(idx, lo, hi, skip=None):
     """The first value (flat order) of flat int64 device array `idx` outside [lo, hi] (values equal to `skip`
     allowed), or None. Reads two numbers back (the position found and its value): an index's bounds decide
     whether the op raises, which needs the host, as torch's device-side assert cannot be reproduced."""
-    from .array import full
     n = idx.size
     if not n:
         return None
@@ -169,7 +170,6 @@ def first_out_of_bounds(idx, lo, hi, skip=None):
 def nonzero(mask):
     """The coordinates of a bool DeviceArray's True values, one int64 DeviceArray per dim, in C order.
     Their number decides the result's shape, so it is read back (one number), as torch syncs there too."""
-    from .array import DeviceArray, empty
     flat = mask.contiguous().flat_buffer()
     size = mask.size
     chunks = max(1, min(size, 4 * target.BLOCK * target.MAX_BLOCKS))
@@ -200,9 +200,7 @@ def nonzero(mask):
 
 # ---- numpy's advanced indexing on DeviceArrays -----------------------------------------------------------------
 def _device_index(a):
-    from .array import from_host
-    from ..dispatch import on_gpu
-    return a if on_gpu(a) else from_host(np.asarray(a, np.int64))
+    return a if isinstance(a, DeviceArray) else from_host(np.asarray(a, np.int64))
 
 
 def advanced_plan(shape, adv):
@@ -225,13 +223,11 @@ def advanced_plan(shape, adv):
 
 def _c_strides(shape):
     """C-order strides in elements."""
-    from .array import _c_strides as byte_strides
     return byte_strides(shape, 1)
 
 
 def _offsets(region, adv, arrays, bshape):
     """sum over the index arrays of (index broadcast to bshape) * the region's stride, flat int64 on the GPU."""
-    from .array import empty
     acc = empty(bshape, np.int64)
     strides = region.element_strides()
     for j, k in enumerate(arrays):
@@ -246,7 +242,6 @@ def result_shape(shape, adv):
 
 def take(region, adv):
     """region[adv] (NumPy advanced indexing) for a DeviceArray region: one gather kernel."""
-    from .array import empty
     result, bshape, arrays, walked, adv = advanced_plan(region.shape, adv)
     out = empty(result, region.dtype)
     if not out.size:
@@ -277,7 +272,6 @@ def put(region, adv, values, accumulate):
 def _along(data, index, dim):
     """The walk's strides for position p of index's shape reaching data at p with dim `dim` replaced by
     index[p]: data's strides with 0 at dim, and the offsets index * data's stride at dim."""
-    from .array import empty
     idx = index.contiguous(np.int64)
     off = empty(index.shape, np.int64)
     strides = list(data.element_strides())
@@ -288,7 +282,6 @@ def _along(data, index, dim):
 
 def take_along_axis(data, index, dim):
     """np.take_along_axis(data, index, dim) where index is no larger than data in the other dims."""
-    from .array import empty
     out = empty(index.shape, data.dtype)
     if not out.size:
         return out

@@ -1,12 +1,11 @@
-"""CUDA target: the same generated loop bodies as cpu.py under a grid-stride header, and their launches.
+"""CUDA target: the generated loop bodies of lower.py under a grid-stride header, and their launches.
 Imported only when a CUDA tensor is made (numba.cuda is not needed to import numgrad)."""
 import functools
-import hashlib
 import os
 
 import numpy as np
 
-from .. import lower
+from .. import loader, lower
 
 # Under Numba's simulator every CUDA thread is a Python thread: small blocks and few of them keep the
 # tests fast, and grid-stride loops make the results independent of the launch shape.
@@ -15,16 +14,13 @@ BLOCK = 32 if SIMULATOR else 256
 MAX_BLOCKS = 2 if SIMULATOR else 65535
 
 
-def _helpers_digest():
-    with open(os.path.join(os.path.dirname(__file__), "cuda_math.py"), "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()[:12]
-
-
-HEADER = (f"# cuda helpers {_helpers_digest()}\nimport math\nimport numpy as np\nfrom numba import cuda\n"
+_HELPERS = os.path.join(os.path.dirname(__file__), "cuda_math.py")
+HEADER = (f"# cuda helpers {loader.file_digest(_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import cuda\n"
           "from numgrad.backend.cuda.cuda_math import *\n")
 KERNEL_DECORATOR = "@cuda.jit(cache=True)"
 # the loop header that replaces the CPU's `for i in range(...)`: each thread strides over the range
 GRID_LOOP = "for i in range(cuda.grid(1), n, cuda.gridsize(1)):"
+TARGET = lower.Target("cuda", HEADER, KERNEL_DECORATOR, ("n",), GRID_LOOP, view=None, ref="{n}", prefix="cuda_")
 
 
 def blocks_for(n, block=BLOCK):
@@ -37,28 +33,9 @@ def launch(kernel, n, *args):
         kernel[blocks_for(n), BLOCK](n, *args)
 
 
-def elementwise_source(inputs, is_array, outputs, dtype_name):
-    """The CUDA twin of codegen.elementwise_source: the op table's expressions lowered the same way, over
-    positions 0..n-1 of flat arrays."""
-    arrays = [nm for nm, arr in zip(inputs, is_array) if arr]
-    scalars = [nm for nm, arr in zip(inputs, is_array) if not arr]
-    params = ", ".join(["n", *inputs, *outputs])
-    loads = "".join(f"        {nm}_i = {nm}[i]\n" for nm in arrays)
-    stores = "".join(f"        {o}[i] = {lower.lower(e, arrays, scalars, dtype_name, target='cuda')}\n"
-                     for o, e in outputs.items())
-    return f"{HEADER}\n\n{KERNEL_DECORATOR}\ndef kernel({params}):\n    {GRID_LOOP}\n{loads}{stores}"
-
-
-_elementwise_cache = {}
-
-
 def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
-    key = (name, is_array, outputs, dtype_name)
-    kernel = _elementwise_cache.get(key)
-    if kernel is None:
-        source = elementwise_source(inputs, is_array, dict(outputs), dtype_name)
-        kernel = _elementwise_cache[key] = lower.load_module(f"cuda_{name}_{dtype_name}", source).kernel
-    return kernel
+    """The grid-stride kernel(n, *inputs, *outputs) computing `outputs` from `inputs`."""
+    return lower.elementwise_kernel(name, inputs, is_array, outputs, dtype_name, TARGET)
 
 
 def is_device_array(a):
@@ -70,21 +47,7 @@ def raw(a):
     return a.flat_buffer() if hasattr(a, "flat_buffer") else a
 
 
-def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
-    """cpu.run_elementwise on the GPU: `args` are flat contiguous device arrays or scalars; returns
-    flat DeviceArrays (`outs`, flat contiguous DeviceArrays, if given)."""
-    from .array import DeviceArray, empty
-    args = [raw(a) for a in args]
-    is_array = tuple(is_device_array(a) for a in args)
-    kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
-    if outs is None:
-        outs = [empty((n,), d) for d in out_dtypes]
-    outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
-    launch(kernel, n, *args, *[o.flat_buffer() for o in outs])
-    return outs
-
-
 @functools.lru_cache(maxsize=None)
 def source_kernel(readable_name, source):
     """A kernel from generated source (used by fused regions and optimizer updates)."""
-    return lower.load_module(readable_name, source).kernel
+    return loader.load_module(readable_name, source).kernel

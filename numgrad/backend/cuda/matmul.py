@@ -3,7 +3,7 @@ import functools
 
 import numpy as np
 
-from .. import lower
+from .. import loader
 from . import kernels as cuda
 
 # Under the simulator every thread is a Python thread: 4 x 4 blocks keep the tests fast and still cover
@@ -62,7 +62,7 @@ def kernel(a, a_off, a_sb, a_si, a_sk, b, b_off, b_sb, b_sk, b_sj, out, batch, M
 def matmul_kernel(dtype_name):
     if dtype_name not in DTYPES:
         raise TypeError(f"CUDA matmul supports {DTYPES}, not {dtype_name}")
-    return lower.load_module(f"cuda_matmul_{dtype_name}", matmul_source(dtype_name)).kernel
+    return loader.load_module(f"cuda_matmul_{dtype_name}", matmul_source(dtype_name)).kernel
 
 
 def _grid(n):

@@ -1,20 +1,17 @@
 """CUDA reductions over the middle axis of (outer, K, inner): one thread block per output, shared-memory tree."""
 import functools
+import math
 
 import numpy as np
 from numba import cuda as nb_cuda
 
-from .. import lower
+from .. import loader, lower
 from . import kernels as cuda
+from ...spec.table import REDUCTIONS
 
 # Under the simulator a block of 1 or 2 threads is as good as 32 and much cheaper; on a GPU a block is at
 # least one warp.
 MIN_THREADS = 1 if cuda.SIMULATOR else 32
-
-
-def _body(update, indent, acc_ref="acc", best_ref="best"):
-    pad = " " * indent
-    return "".join(f"{pad}{stmt.replace('ACC', acc_ref).replace('BEST', best_ref)}\n" for stmt in update)
 
 
 def reduction_source(update, acc_dtype_name, block=None):
@@ -43,7 +40,7 @@ def kernel(x, out, idx, outer, K, inner):
             best = k0
             for k in range(k0 + 1, k1):
                 x_i = np.{acc_dtype_name}(x[base + k * inner])
-{_body(update, 16)}            s_acc[tid] = acc
+{lower.fold_statements(update, 16)}            s_acc[tid] = acc
             s_best[tid] = best
         cuda.syncthreads()
         s = 1
@@ -53,7 +50,7 @@ def kernel(x, out, idx, outer, K, inner):
                 best = s_best[tid]
                 x_i = s_acc[tid + s]
                 k = s_best[tid + s]
-{_body(update, 16)}                s_acc[tid] = acc
+{lower.fold_statements(update, 16)}                s_acc[tid] = acc
                 s_best[tid] = best
             cuda.syncthreads()
             s *= 2
@@ -67,8 +64,22 @@ def kernel(x, out, idx, outer, K, inner):
 @functools.cache
 def reduction_kernel(name, update, acc_dtype_name):
     """The kernel for one reduction and accumulator dtype (it specialises on the input dtype)."""
-    return lower.load_module(f"cuda_reduce_{name}_{acc_dtype_name}",
+    return loader.load_module(f"cuda_reduce_{name}_{acc_dtype_name}",
                                reduction_source(update, acc_dtype_name)).kernel
+
+
+def layout(x, axes):
+    """cpu.kernels._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in
+    the middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
+    nd = x.ndim
+    if list(axes) != list(range(axes[0], axes[-1] + 1)):
+        keep = [d for d in range(nd) if d not in axes]
+        x = x.transpose(keep + list(axes))
+        axes = tuple(range(len(keep), nd))
+    shape = x.shape
+    r0, r1 = axes[0], axes[-1] + 1
+    return (x.contiguous().flat_buffer(), math.prod(shape[:r0]), math.prod(shape[r0:r1]),
+            math.prod(shape[r1:]))
 
 
 def threads_for(K):
@@ -105,8 +116,6 @@ SUPPORTED = (
 def ptx_samples():
     """(kernel py_func, signature) for every supported combination, for numba.cuda.compile_ptx checks."""
     from numba.cuda import types
-
-    from ...spec.table import REDUCTIONS
 
     def t(name):
         return types.boolean if name == "bool" else getattr(types, name)

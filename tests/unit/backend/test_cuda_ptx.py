@@ -82,7 +82,7 @@ def test_op_kernels_compile_to_ptx(name, dtype):
 def _fused_program(dtype):
     """A region like the benchmark's chain: full and one-value leaves, a host scalar, several steps and
     two outputs (as a fused backward writes)."""
-    from numgrad.backend.cpu.fused import Program
+    from numgrad.backend.ir import Program
     p = Program((10,))
     p.target = "cuda"
     x, y = p._add_leaf(None, dtype, "array"), p._add_leaf(None, dtype, "array")
@@ -111,11 +111,11 @@ def test_fused_kernels_compile_to_ptx(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["sum", "max", "min"])
 def test_fused_fold_kernels_compile_to_ptx(kind, dtype):
-    from numgrad.backend import lower as codegen
+    from numgrad.backend import loader
     from numgrad.backend.cuda import fused as cuda_fused
     program, outputs = _fused_program(dtype)
     acc = "float64" if kind == "sum" else dtype
-    kernel = codegen.load_module("ptx_fold", cuda_fused.fold_source(program, outputs[1], acc, kind)).fold
+    kernel = loader.load_module("ptx_fold", cuda_fused.fold_source(program, outputs[1], acc, kind)).fold
     a, i64 = _arr(dtype), _types().int64
     compile_both(kernel, (i64, i64, i64, a, a, a, _scalar(dtype), _arr(acc)))
 
@@ -127,9 +127,10 @@ BOOL_SCALARS = {"nesterov", "maximize", "first", "amsgrad", "centered"}
 @pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop"])
 def test_optimizer_kernels_compile_to_ptx(name, dtype):
     from numgrad.backend.cuda import kernels as cuda
-    from numgrad.backend.cpu import optim as optim_kernels
-    params = [p.strip() for p in optim_kernels.BODIES[name][0].split(",")]
-    kernel = cuda.source_kernel(f"ptx_optim_{name}_{dtype}", optim_kernels.cuda_kernel_source(name, dtype))
+    from numgrad.backend.dispatch import optim
+    from numgrad.backend.cuda import optim as cuda_optim
+    params = [p.strip() for p in optim.BODIES[name][0].split(",")]
+    kernel = cuda.source_kernel(f"ptx_optim_{name}_{dtype}", cuda_optim.kernel_source(optim.BODIES[name], dtype))
     first_scalar = next(i for i, p in enumerate(params) if p.startswith("neg_"))
     t = _types()
     sig = [_arr(dtype)] * first_scalar + [t.boolean if p in BOOL_SCALARS else t.float64 for p in params[first_scalar:]]

@@ -84,3 +84,12 @@ def test_small_arrays_take_the_serial_kernel_and_large_ones_the_parallel_one():
         data = np.arange(n, dtype=np.float64)
         y = numgrad.tensor(data) * numgrad.tensor(data)
         np.testing.assert_array_equal(y.numpy(), data * data)
+
+
+def test_every_target_defines_the_helper_vocabulary():
+    from numgrad.backend.cpu import scalar_math
+    missing = [name for name in codegen.HELPERS if not hasattr(scalar_math, name)]
+    assert not missing
+    with open(os.path.join(os.path.dirname(codegen.__file__), "cuda", "cuda_math.py")) as f:
+        cuda_source = f.read()  # read, not imported: numba.cuda need not be importable here
+    assert not [name for name in codegen.HELPERS if f"def {name}(" not in cuda_source]

@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 
-from ..spec.table import ELEMENTWISE
-from .dispatch import from_host, full, on_gpu
+from ...spec.table import ELEMENTWISE
+from . import from_host, full, on_gpu
 
 
 def _cuda_index():
-    from .cuda import index as cuda_index  # numba.cuda only once a GPU array exists
+    from ..cuda import index as cuda_index  # numba.cuda only once a GPU array exists
     return cuda_index
 
 
@@ -101,7 +101,7 @@ def masked_fill(mask, value, x, shape):
     dtype = x.dtype
     if not (on_gpu(x) or on_gpu(mask)):
         return np.where(mask, np.asarray(value).astype(dtype), x)
-    from .cuda import kernels as target
+    from ..cuda import array as target
     if on_gpu(value):
         fill = value.astype(dtype, copy=False)
     else:  # a number (or a 0-d CPU tensor, a number to torch too): filled on the GPU

@@ -1,26 +1,21 @@
-"""The one place that decides CPU or CUDA: array helpers that serve host (NumPy) and GPU (DeviceArray)
+"""The one place that decides CPU or CUDA (with fused.py, indexing.py and optim.py beside it): array helpers that serve host (NumPy) and GPU (DeviceArray)
 storage alike, device arguments, and kernel launches on the array's device. numba.cuda is imported only
 when a GPU array exists or is asked for."""
-import math
 
 import numpy as np
 
-from .._core.device import CPU, CUDA0, device
-from .cpu import kernels as cpu_kernels
-from .cpu import softmax as cpu_softmax
-from .cpu import fused  # noqa: F401  fusion programs for lazy.py: a program with a GPU leaf runs on cuda/fused.py
-from .cuda import runtime as cuda_runtime
-
-
-def on_gpu(arr):
-    return arr.__class__ is not np.ndarray and hasattr(arr, "buf")
+from ..._core.device import CPU, CUDA0, device
+from ..arrays import on_gpu
+from ..cpu import kernels as cpu_kernels
+from ..cpu import softmax as cpu_softmax
+from ..cuda import runtime as cuda_runtime
 
 
 def full(shape, value, np_dtype, like=None, gpu=False):
     """`value` everywhere in a new array of `shape`: on the GPU when `gpu` is true or array `like` lives
     there, else a NumPy array."""
     if gpu or (like is not None and on_gpu(like)):
-        from .cuda import array
+        from ..cuda import array
         return array.full(shape, value, np_dtype)
     return np.full(shape, value, np_dtype)
 
@@ -28,7 +23,7 @@ def full(shape, value, np_dtype, like=None, gpu=False):
 def empty(shape, np_dtype, like):
     """A new uninitialised array of `shape` on the device of array `like`."""
     if on_gpu(like):
-        from .cuda import array
+        from ..cuda import array
         return array.empty(shape, np_dtype)
     return np.empty(shape, np_dtype)
 
@@ -52,7 +47,7 @@ def contiguous(arr):
 def strided(flat, shape, strides, offset):
     """A view of flat contiguous array `flat` with element `strides`, starting `offset` elements in."""
     if on_gpu(flat):
-        from .cuda.array import DeviceArray
+        from ..cuda.array import DeviceArray
         return DeviceArray(flat.buf, shape, [s * flat.itemsize for s in strides], flat.offset + offset)
     return np.lib.stride_tricks.as_strided(flat[offset:], shape, [s * flat.itemsize for s in strides])
 
@@ -149,7 +144,7 @@ def cat(arrays, axis, np_dtype):
     """np.concatenate cast to `np_dtype`; on the GPU, copies into slices of one new array."""
     if not on_gpu(arrays[0]):
         return np.concatenate(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
-    from .cuda.array import copy_into, empty
+    from ..cuda.array import copy_into, empty
     shape = list(arrays[0].shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
     data, offset = empty(shape, np_dtype), 0
@@ -164,7 +159,7 @@ def stack(arrays, axis, np_dtype):
     """np.stack cast to `np_dtype`; on the GPU, copies into slices of one new array."""
     if not on_gpu(arrays[0]):
         return np.stack(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
-    from .cuda.array import copy_into, empty
+    from ..cuda.array import copy_into, empty
     ref = arrays[0].shape
     data = empty(ref[:axis] + (len(arrays),) + ref[axis:], np_dtype)
     for i, a in enumerate(arrays):
@@ -179,26 +174,12 @@ def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
         combine = getattr(np, entry.combine) if entry.combine else None
         out, idx = cpu_kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
         return out.reshape(kept), idx.reshape(kept)
-    from .cuda import reduce as cuda_reduce
-    from .cuda.array import DeviceArray
-    x, outer, K, inner = _gpu_layout(data, axes)
+    from ..cuda import reduce as cuda_reduce
+    from ..cuda.array import DeviceArray
+    x, outer, K, inner = cuda_reduce.layout(data, axes)
     out, idx = cuda_reduce.run_reduction(name, entry.update, x, outer, K, inner, np.dtype(acc_dtype).name,
                                          want_index)
     return DeviceArray(out, kept), DeviceArray(idx, kept)
-
-
-def _gpu_layout(x, axes):
-    """cpu._layout for a DeviceArray: a flat contiguous (outer, K, inner) buffer, reduced axes in the
-    middle (a gathered copy on the GPU when they are not adjacent or the view is strided)."""
-    nd = x.ndim
-    if list(axes) != list(range(axes[0], axes[-1] + 1)):
-        keep = [d for d in range(nd) if d not in axes]
-        x = x.transpose(keep + list(axes))
-        axes = tuple(range(len(keep), nd))
-    shape = x.shape
-    r0, r1 = axes[0], axes[-1] + 1
-    return (x.contiguous().flat_buffer(), math.prod(shape[:r0]), math.prod(shape[r0:r1]),
-            math.prod(shape[r1:]))
 
 
 def row_softmax(x, log):
@@ -213,7 +194,7 @@ def row_softmax_backward(g, y, log):
 
 def from_host(arr):
     """A GPU copy of host array `arr`."""
-    from .cuda.array import from_host
+    from ..cuda.array import from_host
     return from_host(arr)
 
 
@@ -227,7 +208,7 @@ def copy_into(dst, src):
     if dst.__class__ is np.ndarray:
         np.copyto(dst, to_host(src), casting="unsafe")
     else:
-        from .cuda.array import copy_into
+        from ..cuda.array import copy_into
         copy_into(dst, src if on_gpu(src) else from_host(src))
 
 
@@ -236,6 +217,6 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     argument lives on the GPU."""
     for a in args:
         if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
-            from .cuda import kernels as cuda_kernels
-            return cuda_kernels.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+            from ..cuda import array as cuda_array
+            return cuda_array.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
     return cpu_kernels.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)

@@ -1,0 +1,21 @@
+"""Runs a fused program (ir.py) on its target: CPU loops here, CUDA kernels once a leaf is on the GPU."""
+from ..cpu import fused as cpu_fused
+from ..ir import Program  # noqa: F401  (built by lazy.py and autograd/fused_backward.py)
+
+
+def run_map(program, outputs, out_dtypes, outs=None):
+    """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:
+    flat arrays to write), device arrays for a GPU region."""
+    if program.target == "cuda":
+        from ..cuda import fused as cuda_fused  # numba.cuda: only once a GPU array exists
+        return cuda_fused.run_map(program, outputs, out_dtypes, outs)
+    return cpu_fused.run_map(program, outputs, out_dtypes, outs)
+
+
+def run_fold(program, var, acc_dtype, split=0, kind="sum"):
+    """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
+    array with one result per position of the dims before it (device arrays for a GPU region)."""
+    if program.target == "cuda":
+        from ..cuda import fused as cuda_fused
+        return cuda_fused.run_fold(program, var, acc_dtype, split, kind)
+    return cpu_fused.run_fold(program, var, acc_dtype, split, kind)

@@ -12,28 +12,29 @@ from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, reduction, shape
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
+from .spec.table import ELEMENTWISE
 from .tensor_base import TensorBase
 from .utils import dlpack
 
 
 def _table_methods():
-    """Methods named after the functional API: the tensor is the first argument."""
-    names = ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
-             "relu", "abs", "sign", "reciprocal", "erf", "logical_not", "isnan", "square", "floor", "ceil",
-             "round", "trunc", "add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max",
-             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-             "logical_xor", "equal", "allclose", "isclose", "all", "any", "sum", "mean", "prod", "max", "min",
-             "amax", "amin", "argmax", "argmin", "norm", "var", "std", "logsumexp", "softmax", "log_softmax",
-             "nonzero", "subtract", "multiply", "divide", "true_divide", "negative", "absolute", "greater",
-             "less", "greater_equal", "less_equal", "not_equal", "floor_divide")
+    """Methods named after the functional API, the tensor being the first argument: every published op-table
+    entry (and its in-place form, unless it is a comparison), then the functions written by hand."""
+    published = [e for e in ELEMENTWISE.values() if e.published]
+    names = [e.name for e in published] + [
+        "square", "floor", "ceil", "round", "trunc", "pow", "clamp", "clip", "clamp_min", "clamp_max", "equal",
+        "allclose", "isclose", "all", "any", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax",
+        "argmin", "norm", "var", "std", "logsumexp", "softmax", "log_softmax", "nonzero", "subtract",
+        "multiply", "divide", "true_divide", "negative", "absolute", "greater", "less", "greater_equal",
+        "less_equal", "not_equal"]
     methods = {name: getattr(F, name) for name in names}
     for name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
                  "expand", "expand_as", "clone", "contiguous"):
         methods[name] = getattr(shape, name)
     # in-place forms: compute out of place, then write into self (version bump, grad_fn rebase)
-    for name in ("add", "sub", "mul", "div", "pow", "clamp", "clip", "clamp_min", "clamp_max", "relu", "neg",
-                 "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "sign", "reciprocal", "square", "sin", "cos",
-                 "floor", "round", "maximum", "minimum", "logical_not", "erf", "log1p", "expm1", "rsqrt", "tan"):
+    inplace = [e.name for e in published if e.kind != "compare"] + [
+        "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "round"]
+    for name in inplace:
         methods[name + "_"] = _inplace(getattr(F, name))
     return methods
 

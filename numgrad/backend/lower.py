@@ -9,12 +9,13 @@ from . import loader
 # rest of the op table's math vocabulary maps to Python's math module or builtins.
 HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum")
 
-# The small math vocabulary of the op table, as spelled inside a kernel.
-KERNEL_FUNCS = {
-    "exp": "math.exp", "log": "math.log", "log1p": "math.log1p", "expm1": "math.expm1",
-    "sqrt": "math.sqrt", "sin": "math.sin", "cos": "math.cos", "tan": "math.tan",
-    "tanh": "math.tanh", "erf": "math.erf", "abs": "abs", **{name: name for name in HELPERS},
-}
+# Python's math functions that Numba compiles for the CPU and for CUDA: an op-table expression may call any
+# of them by name, so an op built on one (atan, say) needs nothing beyond its table entry.
+MATH = ("exp", "log", "log1p", "expm1", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc")
+
+# The op table's math vocabulary, as spelled inside a kernel.
+KERNEL_FUNCS = {**{name: f"math.{name}" for name in MATH}, "abs": "abs", **{name: name for name in HELPERS}}
 
 
 # float32 versions that vectorise (scalar_math.py); float64 keeps the library's

@@ -10,7 +10,7 @@ from .. import lazy
 from .._core import dtypes
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
-from ..backend import dispatch
+from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
 from ..node import Node, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED
@@ -258,11 +258,12 @@ def _on_tensors_or_numbers(fn, scalar_fn):
 
 
 def _scalar_math():
-    return {"exp": math.exp, "log": lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")),
-            "log1p": math.log1p, "expm1": math.expm1, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos,
-            "tan": math.tan, "tanh": math.tanh, "erf": math.erf, "abs": abs,
-            "sign": lambda v: (v > 0) - (v < 0), "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
-            "isnan": math.isnan, "maximum": max, "minimum": min}
+    """What each function of the kernels' vocabulary (backend/lower.py) means on a Python number."""
+    funcs = {name: getattr(math, name) for name in lower.MATH}
+    funcs.update(log=lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")), abs=abs,
+                 sign=lambda v: (v > 0) - (v < 0), sigmoid=lambda v: 1 / (1 + math.exp(-v)), isnan=math.isnan,
+                 maximum=max, minimum=min)
+    return funcs
 
 
 def _tensor_op(name):

@@ -8,6 +8,7 @@ import numpy as np
 from .._core.dtypes import bool_, int64
 from ..backend import dispatch
 from ..node import record
+from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
 from . import creation, reduction
 from .elementwise import apply
@@ -17,17 +18,25 @@ from .reduction import _axes, _fold, _kept_shape
 builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
 
 
-def _unary(name):
-    def fn(input):
-        return apply(name, input)
-    fn.__name__ = name
+def _from_table(entry):
+    """numgrad.<name> for an op-table entry: its one or two tensor (or number) arguments go to apply()."""
+    name = entry.name
+    if len(entry.inputs) == 1:
+        def fn(input):
+            return apply(name, input)
+    else:
+        def fn(input, other):
+            return apply(name, input, other)
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-for _name in ("neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
-              "relu", "abs", "sign", "reciprocal", "erf", "logical_not", "isnan"):
-    globals()[_name] = _unary(_name)
-negative, absolute = neg, abs
+# Every published entry of the op table is a function here; the hand-written definitions below replace
+# those whose torch signature says more (add's alpha, div's rounding_mode, where's condition, ...).
+for _entry in ELEMENTWISE.values():
+    if _entry.published:
+        globals()[_entry.name] = _from_table(_entry)
+negative, absolute = neg, abs  # noqa: F821  (made from the table just above)
 
 
 def _scalar(x):
@@ -243,5 +252,5 @@ zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, crea
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "TensorBase", "bool_", "int64", "builtins_abs", "builtins_max",
-                        "builtins_min")]
+           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "builtins_abs",
+                        "builtins_max", "builtins_min")]

@@ -23,10 +23,17 @@ class Elementwise:
     bool_inputs: tuple = ()  # inputs read as bool (where's condition)
     domain: dict = field(default_factory=dict)
     refuses: dict = field(default_factory=dict)  # compute dtype name -> (exception, torch's message)
+    internal: bool = False  # a variant another function chooses (pow_tensor for pow, gelu_tanh for gelu)
 
     @property
     def forward_outputs(self):
         return (("out", self.forward),)
+
+    @property
+    def published(self):
+        """numgrad.<name>(input[, other]) and Tensor.<name> come straight from this entry (ops/functional.py
+        and tensor.py); entries with scalar-only or bool inputs have hand-written signatures instead."""
+        return not self.internal and not self.scalar_only and not self.bool_inputs
 
 
 def _e(name, inputs, forward, grads, node, **kw):
@@ -51,9 +58,9 @@ _e("pow", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))"}, "Pow
 _e("pow_tensor", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))",
                                     "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
-   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})
+   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True)
 _e("rpow", "a b", "b ** a", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
-   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",))
+   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True)
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
 _e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
 _e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"a": POSITIVE})
@@ -66,6 +73,7 @@ _e("sin", "a", "sin(a)", {"a": "g * cos(a)"}, "SinBackward0", kind="float")
 _e("cos", "a", "cos(a)", {"a": "-g * sin(a)"}, "CosBackward0", kind="float")
 _e("tan", "a", "tan(a)", {"a": "g * (1 + out * out)"}, "TanBackward0", kind="float", domain={"a": UNIT})
 _e("tanh", "a", "tanh(a)", {"a": "g * (1 - out * out)"}, "TanhBackward0", kind="float")
+_e("atan", "a", "atan(a)", {"a": "g / (a * a + 1)"}, "AtanBackward0", kind="float")
 _e("sigmoid", "a", "sigmoid(a)", {"a": "g * out * (1 - out)"}, "SigmoidBackward0", kind="float")
 # relu'(0) = 0; NaN passes through, forward and backward, as in torch
 _e("relu", "a", "where(a <= 0, 0, a)", {"a": "where(out <= 0, 0, g)"}, "ReluBackward0",
@@ -87,7 +95,7 @@ _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    # with min > max the result is max everywhere: torch sends the gradient to max only
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},
    "ClampBackward0", saved_names={"lo": "min", "hi": "max"}, domain={"a": AWAY_FROM_TIES},
-   refuses={"bool": (NotImplementedError, '"clamp_cpu" not implemented for \'Bool\'')})
+   refuses={"bool": (NotImplementedError, '"clamp_cpu" not implemented for \'Bool\'')}, internal=True)
 # ties split the gradient evenly between the two sides; a NaN on either side passes g to both, as in torch
 _e("maximum", "a b", "maximum(a, b)", {"a": "where(a == b, g / 2, where(a < b, 0, g))",
                                         "b": "where(a == b, g / 2, where(b < a, 0, g))"},
@@ -100,11 +108,11 @@ _e("where", "c a b", "where(c, a, b)", {"a": "where(c, g, 0)", "b": "where(c, 0,
 _e("erf", "a", "erf(a)", {"a": "g * 1.1283791670955126 * exp(-a * a)"}, "ErfBackward0", kind="float")
 _e("gelu", "a", "a * 0.5 * (1 + erf(a * 0.7071067811865476))",
    {"a": "g * (0.5 * (1 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))"},
-   "GeluBackward0", kind="float", refuses=_NO_INT_GELU)
+   "GeluBackward0", kind="float", refuses=_NO_INT_GELU, internal=True)
 _e("gelu_tanh", "a", f"0.5 * a * (1 + {_gelu_t})",
    {"a": f"g * (0.5 * (1 + {_gelu_t}) + 0.5 * a * (1 - {_gelu_t} * {_gelu_t}) * {SQRT_2_OVER_PI} * "
          f"(1 + {3 * GELU_C} * a * a))"},
-   "GeluBackward0", kind="float", refuses=_NO_INT_GELU)
+   "GeluBackward0", kind="float", refuses=_NO_INT_GELU, internal=True)
 for _name, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
     _e(_name, "a b", f"a {_op} b", {}, "", kind="compare")
 # Python's floor semantics, as torch's; torch records it but has no derivative (backward raises)

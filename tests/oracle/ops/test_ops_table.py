@@ -64,9 +64,9 @@ CALLS = {
     "logical_or": lambda L, a, b: L.logical_or(a, b),
     "logical_xor": lambda L, a, b: L.logical_xor(a, b),
 }
-for _name in ("exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
-              "abs", "sign", "reciprocal", "erf", "logical_not", "isnan"):
-    CALLS[_name] = _unary(_name)
+for _entry in ELEMENTWISE.values():  # a published entry is numgrad.<name>, as torch.<name> is
+    if _entry.published and len(_entry.inputs) == 1:
+        CALLS.setdefault(_entry.name, _unary(_entry.name))
 
 # values drawn for scalar-only inputs (exponents, bases, clamp bounds); ints exercise promotion
 SCALARS = {

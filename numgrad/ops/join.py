@@ -29,8 +29,7 @@ def _cat_backward(node, g):
     d, grads, offset = node.saved("dim"), [], 0
     for (shape, dtype), (child, _) in zip(node.input_meta, node.next_functions):
         if shape == (0,) and g._data.ndim != 1:  # a skipped legacy empty tensor
-            zeros = g.new_zeros(0, device=g.device) if g.is_cuda else g.new_zeros(0)
-            grads.append(zeros.to(dtype) if child is not None else None)
+            grads.append(g.new_zeros(0).to(dtype) if child is not None else None)  # on g's device
             continue
         grads.append(g.narrow(d, offset, shape[d]).to(dtype) if child is not None else None)
         offset += shape[d]
@@ -94,8 +93,8 @@ def _pieces_backward(join):
     def backward(node, *grads):
         d, shapes = node.saved("dim"), node.saved("shapes")
         dtype = node.input_meta[0][1]
-        device = next(({"device": g.device} for g in grads if g is not None and g.is_cuda), {})  # {}: the CPU
-        grads = [g if g is not None else zeros(*s, dtype=dtype, **device)
+        device = next((g.device for g in grads if g is not None), None)  # the pieces' device
+        grads = [g if g is not None else zeros(*s, dtype=dtype, device=device)
                  for g, s in zip(list(grads) + [None] * (len(shapes) - len(grads)), shapes)]
         return (join(grads, d),)
     return backward

@@ -202,11 +202,10 @@ def run_map(program, outputs, out_dtypes, outs=None):
     return outs
 
 
-_COMBINE = {"sum": sum, "max": lambda parts: _select(parts, max), "min": lambda parts: _select(parts, min)}
-
-
-def _select(parts, pick):
-    return parts[0] * np.nan if any(p != p for p in parts) else pick(parts)
+def _combine(kind, parts):
+    """The threads' partial folds joined by the reduction's own combine (spec/table.py): np.maximum and
+    np.minimum propagate a NaN, as the fold does; the result keeps the partials' scalar type."""
+    return type(parts[0])(getattr(np, REDUCTIONS[kind].combine).reduce(parts))
 
 
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
@@ -222,7 +221,7 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
             return module.fold(a, b, np.empty(FOLD_BLOCK, acc_dtype), *args)
         if not parallel:
             return part(0, n)
-        return _COMBINE[kind](threads.run([lambda a=a, b=b: part(a, b) for a, b in threads.split(n, threads.count())]))
+        return _combine(kind, threads.run([lambda a=a, b=b: part(a, b) for a, b in threads.split(n, threads.count())]))
     out = np.empty(outer, acc_dtype)
     threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
     return out

@@ -9,7 +9,7 @@ from .autograd import functional as autograd_functional
 from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
-from .ops import creation, device as device_ops, functional as F, indexing, reduction, shape
+from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -76,12 +76,28 @@ class Tensor(TensorBase, result_class=True):
             return creation.tensor(args[0], dtype=dtypes.get_default_dtype())
         return creation.empty(*args, **kwargs)
 
-    # ---- views and indexing ---------------------------------------------------------------------
+    # ---- views, indexing, joins, products -------------------------------------------------------
     t = shape.t_
     T = property(shape.T)
     mT = property(lambda self: shape.transpose(self, -2, -1))
     swapaxes = swapdims = shape.transpose
-    gather = indexing.gather
+    __getitem__ = indexing.getitem
+    __setitem__ = indexing.setitem
+    index_put, index_put_ = indexing.index_put, indexing.index_put_
+    masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
+    index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
+    take_along_dim, gather = indexing.take_along_dim, indexing.gather
+    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter)
+    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add)
+    split, split_with_sizes, chunk, unbind = join.split, join.split_with_sizes, join.chunk, join.unbind
+    matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
+    outer = ger = linalg.outer
+
+    def __matmul__(self, other):
+        return linalg.matmul(self, other) if isinstance(other, TensorBase) else NotImplemented
+
+    def __rmatmul__(self, other):
+        return linalg.matmul(other, self) if isinstance(other, TensorBase) else NotImplemented
 
     def where(self, condition, other):
         return F.where(condition, self, other)

@@ -1,1 +1,1 @@
-"""The bottom layer: dtypes, devices, shapes, torch's messages, hooks and per-thread state; imports nothing of numgrad."""
+"""The bottom layer: dtypes, devices, shapes, torch's messages, hooks, per-thread state. Imports no numgrad code."""

@@ -1,1 +1,1 @@
-"""numgrad/backend"""
+"""Kernels: the IR and its lowering, source loading, the device choice (dispatch/), one folder per target."""

@@ -1,1 +1,1 @@
-"""Operations: the op table and the code that applies its entries to tensors."""
+"""Tensor-level operations: check arguments, compute result metadata, record the node, compute through lazy/dispatch."""

@@ -33,7 +33,8 @@ def _as_tuple(key):
         return key
     # torch reads a short list holding sequences, slices, None or ... as a tuple (with a deprecation warning)
     if isinstance(key, list) and len(key) < 32 and any(
-            k is None or k is Ellipsis or isinstance(k, (TensorBase, list, tuple, range, np.ndarray, slice)) for k in key):
+            k is None or k is Ellipsis or isinstance(k, (TensorBase, list, tuple, range, np.ndarray, slice))
+            for k in key):
         warnings.warn(SEQUENCE_INDEX, UserWarning, stacklevel=4)
         return tuple(key)
     return (key,)
@@ -160,7 +161,8 @@ def _check_advanced(shape, adv):
 
 def _index(t, basic, adv=None, name="IndexBackward0"):
     data = t._data[basic]
-    out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)  # advanced indexing copies
+    # basic indexing gives a view, advanced indexing a copy
+    out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
     return out
 
@@ -477,18 +479,3 @@ def take_along_dim(t, indices, dim=None):
     return gather(expand(t, *shape) if tuple(shape) != t._data.shape else t, d, indices)
 
 
-def _inplace(fn):
-    def op(t, *args, **kwargs):
-        t._check_inplace()
-        return t._write(fn(t, *args, **kwargs))
-    return op
-
-
-TensorBase.__getitem__ = getitem
-TensorBase.__setitem__ = setitem
-TensorBase.index_put_, TensorBase.index_put = index_put_, index_put
-TensorBase.masked_fill, TensorBase.masked_fill_ = masked_fill, masked_fill_
-TensorBase.index_select, TensorBase.narrow, TensorBase.select, TensorBase.take_along_dim = index_select, narrow, select, take_along_dim
-TensorBase.gather = gather
-TensorBase.scatter, TensorBase.scatter_ = scatter, _inplace(scatter)
-TensorBase.scatter_add, TensorBase.scatter_add_ = scatter_add, _inplace(scatter_add)

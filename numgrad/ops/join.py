@@ -164,7 +164,6 @@ def unbind(input, dim=0):
     return tuple(outs)
 
 
-TensorBase.split = split
-TensorBase.split_with_sizes = lambda self, split_sizes, dim=0: _split_with_sizes(self, list(split_sizes), dim)
-TensorBase.chunk = chunk
-TensorBase.unbind = unbind
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return _split_with_sizes(input, list(split_sizes), dim)

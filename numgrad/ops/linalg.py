@@ -214,14 +214,3 @@ def matmul(input, other):
     return _unsafe_view(out, batch + ([n] if d1 > 1 else []) + ([p] if d2 > 1 else []))
 
 
-def _matmul_operator(self, other):
-    return matmul(self, other) if isinstance(other, TensorBase) else NotImplemented
-
-
-def _rmatmul_operator(self, other):
-    return matmul(other, self) if isinstance(other, TensorBase) else NotImplemented
-
-
-TensorBase.matmul, TensorBase.mm, TensorBase.bmm, TensorBase.mv, TensorBase.dot = matmul, mm, bmm, mv, dot
-TensorBase.outer = TensorBase.ger = outer
-TensorBase.__matmul__, TensorBase.__rmatmul__ = _matmul_operator, _rmatmul_operator

@@ -106,3 +106,22 @@ def test_import_linter_contracts_hold():
     result = subprocess.run([lint, "--config", str(PACKAGE.parent / "pyproject.toml")], cwd=PACKAGE.parent,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_module_attaches_methods_to_the_tensor_classes():
+    """Tensor's methods are written in its class body (numgrad/tensor.py): nothing assigns attributes onto
+    Tensor or TensorBase from outside, and nothing calls setattr on them."""
+    attached = []
+    for name, path, _ in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
+                            t.value.id in ("Tensor", "TensorBase") and t.attr != "_result_class":
+                        attached.append(f"{name}:{node.lineno} {t.value.id}.{t.attr}")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and node.args and \
+                    isinstance(node.args[0], ast.Name) and node.args[0].id in ("Tensor", "TensorBase"):
+                attached.append(f"{name}:{node.lineno} setattr({node.args[0].id}, ...)")
+    assert attached == []

@@ -1,1 +1,1 @@
-"""numgrad/backend/cpu"""
+"""The CPU target: Numba njit kernels over index ranges, the thread pool and the buffer pool."""

@@ -1,6 +1,7 @@
-"""The one place that decides CPU or CUDA (with fused.py, indexing.py and optim.py beside it): array helpers that serve host (NumPy) and GPU (DeviceArray)
-storage alike, device arguments, and kernel launches on the array's device. numba.cuda is imported only
-when a GPU array exists or is asked for."""
+"""The one place that decides CPU or CUDA, with fused.py, indexing.py and optim.py beside it.
+
+Array helpers that serve host (NumPy) and GPU (DeviceArray) storage alike, device arguments, and kernel
+launches on the array's device. numba.cuda is imported only when a GPU array exists or is asked for."""
 
 import numpy as np
 

@@ -1,1 +1,0 @@
-"""Kernel generation: op-table expressions become Numba source, compiled per target."""

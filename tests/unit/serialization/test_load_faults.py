@@ -11,6 +11,7 @@ import resource
 import struct
 import tracemalloc
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -258,6 +259,38 @@ def test_declared_member_sizes_beyond_the_file_are_refused(compressed, uncompres
             load_bytes(data)
     peak, _ = peak_growth(load)
     assert peak < MiB
+
+
+def overlapping_archive():
+    """An archive whose member t1.npy lies inside the data of member t0.npy (an int64 array): a stored
+    "overlapping files" zip bomb, where n members would make each byte be read n times."""
+    inner = npy_of(np.arange(16384, dtype=np.float32))  # 64 KiB, most of the file
+    info = zipfile.ZipInfo("t1.npy")
+    info.CRC, info.file_size, info.compress_size = zlib.crc32(inner), len(inner), len(inner)
+    local = info.FileHeader()
+    payload = local + inner
+    payload += bytes(-len(payload) % 8)
+    outer = npy("<i8", (len(payload) // 8,), payload)
+    buffer = io.BytesIO()
+    obj = {"list": [dict(ENTRY, dtype="int64"), dict(ENTRY, tensor="t1")]}
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("__numgrad__.npy", npy_of(np.array(json.dumps(meta(obj)))))
+        start = buffer.tell()
+        zf.writestr("t0.npy", outer)
+        info.header_offset = start + 30 + len("t0.npy") + len(outer) - len(payload)
+        zf.filelist.append(info)
+        zf.NameToInfo[info.filename] = info
+    return buffer.getvalue()
+
+
+def test_overlapping_members_are_refused():
+    data = overlapping_archive()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # zipfile itself reads both, the second inside the first
+        assert np.load(io.BytesIO(zf.read("t1.npy"))).tolist() == list(range(16384))
+        assert sum(len(zf.read(name)) for name in zf.namelist()) > len(data)
+    with pytest.raises(RuntimeError, match=r"member 't1.npy' declares \d+ bytes \(\d+ stored\), more than the "
+                                           r"file holds \(\d+ bytes left unread\)"):
+        load_bytes(data)
 
 
 def test_a_deflated_zip_bomb_is_refused_unread():

@@ -42,9 +42,10 @@ MAX_DEPTH = 100  # levels of nested dicts/lists/tuples that save writes and load
 _MAX_HEADER = 10000  # characters of an npy header, np.load's own bound
 _CHUNK = 1 << 20  # bytes read from a member at a time, straight into the array
 _TENSOR_KEYS = {"tensor", "dtype", "requires_grad", "parameter", "device"}
-_CUDA_MESSAGE = ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If "
-                 "you are running on a CPU-only machine, please use torch.load with "
-                 "map_location=torch.device('cpu') to map your storages to the CPU.")
+_TO_CPU = ("If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+           "to map your storages to the CPU.")
+# torch's backends after cpu, cuda, mps and meta, in its registry's order: (name, whether torch has its module)
+_OTHER_BACKENDS = (("privateuseone", False), ("hpu", False), ("xpu", True), ("mtia", True))
 
 
 def _encode(obj, arrays, depth=0):
@@ -182,11 +183,16 @@ class _Archive:
 
 # ---- map_location, as torch.load applies it: per tensor, from the location tag it was saved with ---------
 
-def _cuda_index(location):
-    match = re.fullmatch(r"cuda(?::(0|[1-9][0-9]*))?", location)
+def _device_index(backend, location):
+    match = re.fullmatch(rf"{backend}(?::(0|[1-9][0-9]*))?", location)
     if match is None:
         raise RuntimeError(f"Invalid device string: '{location}'")
     return int(match.group(1) or 0)
+
+
+def _unavailable(backend):
+    return RuntimeError(f"Attempting to deserialize object on a {backend.upper()} device but "
+                        f"torch.{backend}.is_available() is False. {_TO_CPU}")
 
 
 def _default_restore(t, location):
@@ -196,9 +202,9 @@ def _default_restore(t, location):
     if location == "cpu":
         return t
     if location == "cuda" or re.match("cuda(:|[0-9]+)", location):  # torch's test: a TypeError for bytes
-        index = _cuda_index(location)
+        index = _device_index("cuda", location)
         if not cuda.is_available():
-            raise RuntimeError(_CUDA_MESSAGE)
+            raise _unavailable("cuda")
         count = cuda.device_count()
         if index >= count:
             raise RuntimeError(f"Attempting to deserialize object on CUDA device {index} but "
@@ -207,6 +213,14 @@ def _default_restore(t, location):
         return Tensor._make(dispatch.from_host(t._data), t._dtype)
     if location.startswith("mps"):
         raise RuntimeError("torch.UntypedStorage(): Storage device not recognized: mps")
+    for backend, registered in _OTHER_BACKENDS:  # devices numgrad has not: torch's errors on a machine without
+        if location == backend or re.match(f"{backend}(:|[0-9]+)", location):
+            if not registered:
+                raise RuntimeError(f"The {backend.upper()} device module is not registered. {_TO_CPU}")
+            if location == "mtia":
+                raise RuntimeError("Cannot execute getCurrentDevice() without MTIA backend.")
+            _device_index(backend, location)
+            raise _unavailable(backend)
     raise RuntimeError(f"don't know how to restore data location of torch.storage.UntypedStorage (tagged with "
                        f"{location})")
 

@@ -51,6 +51,9 @@ MAP_LOCATIONS = {
     "cpu:0": lambda L: "cpu:0",
     "mps": lambda L: "mps",
     "mps:0": lambda L: "mps:0",
+    **{name: (lambda name: lambda L: name)(name) for name in [
+        "xpu", "xpu:0", "xpu:x", "xpu1", "xpux", "hpu", "hpu:x", "privateuseone:0", "privateuseonex", "mtia", "mtia:0",
+        "mtia:x", "mtiax"]},
     "bytes": lambda L: b"cpu",
     "int": lambda L: 5,
     "list": lambda L: ["cpu"],

@@ -132,6 +132,19 @@ def test_state_dict_and_saving_from_the_gpu(tmp_path):
     np.testing.assert_array_equal(cpu.weight.detach().numpy(), model.weight.detach().cpu().numpy())
 
 
+def test_load_map_location_to_the_gpu(tmp_path):
+    path = tmp_path / "w.npz"
+    numgrad.save({"w": numgrad.ones(2)}, path)
+    for where in ("cuda", "cuda:0", numgrad.device("cuda", 0), {"cpu": "cuda:0"}, lambda t, location: t.cuda()):
+        loaded = numgrad.load(path, map_location=where)["w"]
+        assert loaded.is_cuda and loaded.tolist() == [1.0, 1.0]
+    count = numgrad.cuda.device_count()
+    with pytest.raises(RuntimeError, match=rf"^Attempting to deserialize object on CUDA device {count} but "
+                                           rf"torch.cuda.device_count\(\) is {count}. Please use torch.load with "
+                                           "map_location to map your storages to an existing device.$"):
+        numgrad.load(path, map_location=f"cuda:{count}")
+
+
 def test_bench_device_cuda_runs_and_reports_the_floor(capsys):
     from numgrad.bench import cuda as bench_cuda
     result = bench_cuda.run(size=256, reps=1)

@@ -25,8 +25,38 @@ from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack
 from .utils.dlpack import from_dlpack, to_dlpack
+from .backend.cpu import pool as _pool
 
 __version__ = "0.1.0"
+
+
+# ---- memory: large kernel results (1 MiB and more) reuse buffers from a pool (backend/cpu/pool.py) ----
+def empty_cache():
+    """Releases every pooled buffer that no tensor, view or exported array (`.numpy()`) uses any more,
+    giving its memory back to the system. The pool keeps at most NUMGRAD_POOL_MAX_BYTES (default 1 GiB;
+    0 turns it off)."""
+    _pool.empty_cache()
+
+
+def memory_reserved():
+    """Bytes of host memory the buffer pool holds, its buffers in use and its free ones."""
+    return _pool.memory_reserved()
+
+
+def memory_allocated():
+    """Bytes of the pool's buffers in use: each buffer the pool handed out for a kernel result (of at
+    least 1 MiB) counts in full while any tensor, view of it or array exported from it (`.numpy()`) is
+    alive. Smaller arrays, and those made when the pool is full or off, are plain NumPy memory and are
+    not counted."""
+    return _pool.memory_allocated()
+
+
+def memory_stats():
+    """The buffer pool's state, a dict: `reserved` and `allocated` bytes (as memory_reserved and
+    memory_allocated), `cap` (the most it may reserve, from NUMGRAD_POOL_MAX_BYTES), `hits` (results
+    given a free pooled buffer), `misses` (results of 1 MiB or more that needed new memory), `releases`
+    (buffers given back to the system: by empty_cache, or to make room under the cap)."""
+    return _pool.memory_stats()
 
 
 def __getattr__(name):

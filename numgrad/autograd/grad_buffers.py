@@ -4,6 +4,7 @@ A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may b
 place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
 Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
 from .._core.state import STATE
+from ..backend import dispatch
 from ..node import add_into
 from ..ops.elementwise import ElementwiseBackward
 
@@ -61,7 +62,7 @@ def own_new_results(node, results, grads, detect):
         arr = r._arr
         if arr is None:
             r._fresh = True
-        elif arr.base is None and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
+        elif dispatch.owns_memory(arr) and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
                 and not any(_holds(v, arr) for v in node._saved.values()):
             r._fresh = True
 

@@ -1,9 +1,11 @@
 """numgrad.cuda: torch.cuda's entry points. Numba's CUDA target is imported on first use, so importing
 numgrad needs no CUDA installation."""
+from ..backend.cuda import runtime as _runtime
 from ..backend.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
 from ..utils import dlpack
 
-__all__ = ["as_tensor", "current_device", "device_count", "get_device_name", "is_available", "synchronize"]
+__all__ = ["as_tensor", "current_device", "device_count", "empty_cache", "get_device_name", "is_available",
+           "memory_allocated", "memory_reserved", "memory_stats", "synchronize"]
 
 
 def current_device():
@@ -29,3 +31,29 @@ def as_tensor(obj):
     """A CUDA tensor sharing the memory of any object with `__cuda_array_interface__` (CuPy, a torch
     CUDA tensor, a Numba device array), without copying."""
     return dlpack.cuda_tensor(obj)
+
+
+# ---- memory: numgrad has no caching allocator on the GPU; these answer as torch.cuda's do -------------
+def empty_cache():
+    """Gives GPU memory that no array uses back to the driver: numgrad caches none, so this runs the
+    frees Numba has deferred. Before any CUDA work, and without a GPU, it does nothing and returns None,
+    as torch's CPU build."""
+    _runtime.empty_cache()
+
+
+def memory_stats(device=None):
+    """torch.cuda.memory_stats's current-bytes entries, `allocated_bytes.all.current` and
+    `reserved_bytes.all.current`; an empty dict before numgrad made a device array, and without a GPU,
+    as torch's CPU build. `device` is accepted for torch's signature (numgrad uses one GPU)."""
+    return _runtime.memory_stats()
+
+
+def memory_allocated(device=None):
+    """Bytes of GPU memory held by numgrad's live device arrays (0 without a GPU, as torch's CPU build)."""
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def memory_reserved(device=None):
+    """memory_allocated plus the bytes Numba has yet to free (empty_cache frees them); numgrad keeps no
+    cache. 0 without a GPU, as torch's CPU build."""
+    return memory_stats(device).get("reserved_bytes.all.current", 0)

@@ -1,5 +1,7 @@
 """Device semantics on the GPU (Numba's simulator): factories, moves, printing, errors, modules and
 optimizers, interop, and proof that a forward and backward pass copies nothing back to the host."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -165,3 +167,20 @@ def test_all_any_and_new_factories_on_cuda():
     assert empty.all().item() is True and empty.any().item() is False
     for made in (x.new_zeros(3), x.new_ones(2, 2), x.new_full((2,), 5.0), x.new_tensor([1.0])):
         assert made.is_cuda
+
+
+def test_memory_allocated_counts_numgrads_live_device_arrays():
+    gc.collect()
+    before = numgrad.cuda.memory_allocated()
+    x = numgrad.ones(1000, device="cuda")
+    with numgrad.fusion(False):
+        y = x * 2
+    assert numgrad.cuda.memory_allocated() == before + 2 * 4000
+    stats = numgrad.cuda.memory_stats()
+    assert set(stats) == {"allocated_bytes.all.current", "reserved_bytes.all.current"}
+    assert stats["reserved_bytes.all.current"] >= stats["allocated_bytes.all.current"]
+    del x, y
+    gc.collect()
+    assert numgrad.cuda.memory_allocated() == before
+    assert numgrad.cuda.empty_cache() is None
+    assert numgrad.cuda.memory_reserved() >= numgrad.cuda.memory_allocated()

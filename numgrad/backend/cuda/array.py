@@ -5,7 +5,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import kernels as target, matmul as cuda_matmul, reduce
+from . import kernels as target, matmul as cuda_matmul, reduce, runtime
 from ..._core.device import CUDA0
 from ...spec.table import ELEMENTWISE, REDUCTIONS
 
@@ -372,7 +372,7 @@ def _infer(shape, size):
 # ---- making and copying ---------------------------------------------------------------------------
 def empty(shape, dtype):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return DeviceArray(cuda.device_array(max(math.prod(shape), 1), np.dtype(dtype)), shape)
+    return DeviceArray(runtime.track(cuda.device_array(max(math.prod(shape), 1), np.dtype(dtype))), shape)
 
 
 def full(shape, value, dtype):
@@ -391,7 +391,7 @@ def from_host(arr):
     arr = np.asarray(arr)
     shape = arr.shape  # (np.ascontiguousarray would make a 0-d array 1-d)
     flat = arr.reshape(-1).copy() if arr.size else np.zeros(1, arr.dtype)
-    return DeviceArray(cuda.to_device(flat), shape)
+    return DeviceArray(runtime.track(cuda.to_device(flat)), shape)
 
 
 def fill(out, value):

@@ -6,7 +6,7 @@ import numpy as np
 from numba import cuda as nb_cuda
 
 from .. import loader, lower
-from . import kernels as cuda
+from . import kernels as cuda, runtime
 from ...spec.table import REDUCTIONS
 
 # Under the simulator a block of 1 or 2 threads is as good as 32 and much cheaper; on a GPU a block is at
@@ -94,8 +94,8 @@ def run_reduction(name, update, x, outer, K, inner, acc_dtype_name, want_index=F
     is accepted for cpu.run_reduction's interface (they are always computed)."""
     acc_dtype_name = np.dtype(acc_dtype_name).name
     m = outer * inner
-    out = nb_cuda.device_array(m, acc_dtype_name)
-    idx = nb_cuda.device_array(m, np.int64)
+    out = runtime.track(nb_cuda.device_array(m, acc_dtype_name))
+    idx = runtime.track(nb_cuda.device_array(m, np.int64))
     if m:
         if K < 1:
             raise ValueError("run_reduction needs K >= 1")

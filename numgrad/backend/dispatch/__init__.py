@@ -8,6 +8,7 @@ import numpy as np
 from ..._core.device import CPU, CUDA0, device
 from ..arrays import on_gpu
 from ..cpu import kernels as cpu_kernels
+from ..cpu import pool as cpu_pool
 from ..cpu import softmax as cpu_softmax
 from ..cuda import runtime as cuda_runtime
 
@@ -72,6 +73,12 @@ def storage(arr):
     while isinstance(base, np.ndarray):
         arr, base = base, base.base
     return arr
+
+
+def owns_memory(arr):
+    """Whether array `arr` is nobody's view: it owns its memory, or it is a whole buffer from the CPU pool
+    (whose base is the pool's memory, not an array)."""
+    return arr.base is None or (arr.__class__ is np.ndarray and cpu_pool.is_buffer(arr))
 
 
 def data_ptr(arr):

@@ -14,7 +14,9 @@ The cache directory is not trusted blindly:
   its code, and we cannot verify them. The defence is the directory itself: it is created with mode 0700
   (its `__pycache__` too), and a directory (or `__pycache__`) that belongs to another user or that other
   users can write to is refused. (NUMBA_CACHE_DIR, if set, sends Numba's files elsewhere, outside these
-  checks; ACLs are not inspected.)
+  checks; ACLs are not inspected.) Damage short of planting (a truncated or garbage index or data file,
+  which Numba would report as an unpickling error in every process) makes a CPU kernel compile again
+  and rewrite its Numba cache (_RecoveringCache).
 - A directory that cannot be used (refused, not creatable, not writable: checked with a real write, so
   that it also holds for root) is replaced by one private temporary directory (mode 0700) for the rest of
   the process, announced by a single UserWarning.
@@ -30,6 +32,9 @@ import sys
 import tempfile
 import threading
 import warnings
+
+from numba.core.caching import FunctionCache
+from numba.core.registry import CPUDispatcher
 
 
 def _configured_dir():
@@ -191,7 +196,27 @@ def _import(name, source):
     # the verified bytes run, not the file read again (nor its .pyc); the file name is the code's
     # co_filename, which Numba's cache locates (and stamps with the file's hash, equal to these bytes')
     exec(compile(data, path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 (verified source)
+    _recovering(module)
     return module
+
+
+class _RecoveringCache(FunctionCache):
+    """Numba's cache of a CPU kernel, except that an index or data file it cannot read (truncated, garbage:
+    Numba would raise the unpickling error in every process, forever) is reset to an empty index, so the
+    kernel compiles again and its cache is rewritten."""
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:  # noqa: BLE001 (whatever the damage, compiling again is the cure)
+            self.flush()  # an empty index, written atomically; saving the new overload reads it back
+            return None
+
+
+def _recovering(module):
+    for value in list(vars(module).values()):
+        if isinstance(value, CPUDispatcher) and type(getattr(value, "_cache", None)) is FunctionCache:
+            value._cache.__class__ = _RecoveringCache  # same state, one method more
 
 
 _modules = {}

@@ -234,6 +234,24 @@ def test_damaged_files_of_real_kernels_across_processes(tmp_path):
     assert {p: p.read_bytes() for p in kernels} == originals
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_damaged_numba_cache_files_are_compiled_again(tmp_path, damage):
+    """Numba raises its unpickling error for a damaged index or data file in every process; numgrad's CPU
+    kernels compile again and rewrite them."""
+    cache = tmp_path / "cache"
+    assert _run(cache).stdout.strip() == EXPECTED
+    numba_files = sorted(cache.glob("__pycache__/numgrad_k_*.nb[ic]"))
+    assert {p.suffix for p in numba_files} == {".nbi", ".nbc"}
+    for kind in (".nbc", ".nbi"):  # the data files alone, then the index files too
+        for p in numba_files:
+            if p.suffix == kind:
+                p.write_bytes(p.read_bytes()[:10] if damage == "truncated" else b"\x80garbage" * 10)
+        for _ in range(2):
+            out = _run(cache)
+            assert out.stdout.strip() == EXPECTED and "Error" not in out.stderr, out.stderr
+    assert all(p.stat().st_size > 100 for p in numba_files)
+
+
 def test_one_warning_per_process_for_many_kernels(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

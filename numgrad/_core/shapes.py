@@ -24,23 +24,9 @@ def wrap_dim(dim, ndim):
 
 
 def broadcast_shapes(*shapes):
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s, ndim - len(s)):
-            if out[i] == 1:
-                out[i] = d
-            elif d != 1 and d != out[i]:
-                raise RuntimeError(_mismatch(shapes, i, ndim))
-    return tuple(out)
-
-
-def _mismatch(shapes, i, ndim):
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
-    da = a[i - (ndim - len(a))] if i >= ndim - len(a) else 1
-    db = b[i - (ndim - len(b))] if i >= ndim - len(b) else 1
-    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
-            f"dimension {i}")
+    """The broadcast of `shapes`, each taken in turn against the shape so far, with torch's message for the
+    first mismatch (found from the last dim, as at::infer_size looks)."""
+    return iterator_shape(*shapes) if shapes else ()
 
 
 def infer_size(a, b):

@@ -24,20 +24,40 @@ def wrap_dim(dim, ndim):
 
 
 def broadcast_shapes(*shapes):
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s, ndim - len(s)):
-            if out[i] == 1:
-                out[i] = d
-            elif d != 1 and d != out[i]:
-                raise RuntimeError(_mismatch(shapes, i, ndim))
+    """The broadcast of `shapes`, each taken in turn against the shape so far, with torch's message for the
+    first mismatch (found from the last dim, as at::infer_size looks)."""
+    return iterator_shape(*shapes) if shapes else ()
+
+
+def infer_size(a, b):
+    """at::infer_size: the broadcast of shapes `a` and `b`, with torch's message naming them a and b."""
+    ndim = max(len(a), len(b))
+    out = [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        off = ndim - 1 - i
+        da = a[len(a) - 1 - off] if off < len(a) else 1
+        db = b[len(b) - 1 - off] if off < len(b) else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
+                               f"dimension {i}")
+        out[i] = db if da == 1 else da
     return tuple(out)
 
 
-def _mismatch(shapes, i, ndim):
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
-    da = a[i - (ndim - len(a))] if i >= ndim - len(a) else 1
-    db = b[i - (ndim - len(b))] if i >= ndim - len(b) else 1
-    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
-            f"dimension {i}")
+def iterator_shape(*shapes):
+    """The shape a TensorIterator over operands of `shapes` runs over: each operand broadcast in turn
+    against the shape so far (so torch's message names the shape so far a and the operand b)."""
+    shape = tuple(shapes[0])
+    for s in shapes[1:]:
+        if tuple(s) != shape:
+            shape = infer_size(shape, s)
+    return shape
+
+
+def check_inplace(out, *inputs):
+    """An in-place op on a tensor of shape `out` with operands of shapes `inputs` (torch's add_, lerp_,
+    addcmul_...): the operands must broadcast to `out` itself. Returns `out`."""
+    shape = iterator_shape(out, *inputs)
+    if shape != tuple(out):
+        raise RuntimeError(f"output with shape {list(out)} doesn't match the broadcast shape {list(shape)}")
+    return tuple(out)

@@ -5,3 +5,10 @@ import numpy as np
 
 def on_gpu(arr):
     return arr.__class__ is not np.ndarray and hasattr(arr, "buf")
+
+
+def length_error(kernel, n, arr):
+    """The error for kernel `kernel`, run over `n` elements, given array `arr` of another length: a loop
+    indexing every array by one range would read or write past its end (a crash, or wrong numbers)."""
+    return RuntimeError(f"numgrad internal error: the {kernel} kernel runs over {n} elements but was given an array "
+                        f"of {arr.size} elements (shape {list(arr.shape)})")

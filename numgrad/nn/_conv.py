@@ -8,7 +8,7 @@ from .._core.state import STATE
 from ..backend import dispatch
 from ..node import record
 from ..ops.indexing import gather
-from ._common import constant, new_tensor, pair, wants
+from ._common import constant, new_tensor, wants
 
 
 class _Geometry:
@@ -104,43 +104,124 @@ def _conv_backward(node, g):
     return input_grad, weight_grad, bias_grad
 
 
-def _conv_padding(padding, kernel, dilation, stride):
+# ---- argument checks: torch's, in torch's order (aten/src/ATen/native/Convolution.cpp, Pool.h) -------
+
+def _int_list(value):
+    """An int or a sequence of ints as a list, as torch's argument parser reads `int[2]` (an int twice)."""
+    return [value, value] if isinstance(value, int) else list(value)
+
+
+def _expand(value, name, k):
+    """expand_param_if_needed: one value for every spatial dim, or all of them."""
+    values = _int_list(value)
+    if len(values) == 1:
+        return tuple(values * k)
+    if len(values) != k:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got {name}={values}")
+    return tuple(values)
+
+
+def _same_padding(weight, stride, dilation, groups):
+    """_convolution_same's checks, and its symmetric padding (an odd total is not implemented here)."""
+    k = weight.dim()
+    if k <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    dim = k - 2
+    stride, dilation = _int_list(stride), _int_list(dilation)
+    if len(stride) not in (1, dim):
+        raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
+    if len(dilation) not in (1, dim):
+        raise RuntimeError(f"dilation cannot broadcast to {dim} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dilation = dilation * dim if len(dilation) == 1 else dilation
+    total = [d * (n - 1) for d, n in zip(dilation, weight.shape[2:])]
+    if any(t % 2 for t in total):
+        raise NotImplementedError("numgrad's padding='same' needs an even total padding (odd kernels)")
+    return tuple(t // 2 for t in total)
+
+
+def _conv_padding(padding, weight, stride, dilation, groups):
+    """F.conv2d's padding: ints, or torch's strings ('valid', 'same'), checked as torch's C++ checks them."""
     if isinstance(padding, str):
         if padding == "valid":
             return (0, 0)
         if padding == "same":
-            if stride != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
-            if any(t % 2 for t in total):
-                raise NotImplementedError("numgrad's padding='same' needs an even total padding (odd kernels)")
-            return tuple(t // 2 for t in total)
-        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
-    return pair(padding)
+            return _same_padding(weight, stride, dilation, groups)
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return padding
+
+
+def _check_conv(input, weight, bias, stride, padding, dilation, groups):
+    """torch's checks of a batched (N, C, H, W) conv2d's arguments, in its order (at::_convolution, then
+    check_shape_forward, then the CPU kernel's own); returns stride, padding and dilation as pairs."""
+    k = weight.dim() - 2
+    if k <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride, padding, dilation = (_expand(v, name, k) for v, name in
+                                 ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    wshape = list(weight.shape)
+    if weight.dim() != input.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight {wshape}, "
+                           f"but got {input.dim()}-dimensional input of size {list(input.shape)} instead")
+    if wshape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {wshape} instead")
+    if wshape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{wshape}] instead")
+    if input.shape[1] != wshape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {wshape}, expected input{list(input.shape)} to have "
+                           f"{wshape[1] * groups} channels, but got {input.shape[1]} channels instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != wshape[0]):
+        raise RuntimeError(f"Given weight of size {wshape}, expected bias to be 1-dimensional with {wshape[0]} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    padded = [n + 2 * p for n, p in zip(input.shape[2:], padding)]
+    spans = [d * (n - 1) + 1 for d, n in zip(dilation, wshape[2:])]
+    if any(a < b for a, b in zip(padded, spans)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input size")
+    if input.numel() == 0:  # torch's empty-input path computes the output's shape only
+        return stride, padding, dilation
+    kernel = wshape[2:]
+    if dilation != (1, 1):  # the dilated CPU kernel
+        if any(n <= 0 for n in kernel):
+            raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
+        if any(d <= 0 for d in dilation):
+            raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    elif any(n <= 0 for n in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kernel[0]} "
+                           f"kernel_width: {kernel[1]}")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
+    return stride, padding, dilation
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
+    if bias is not None and bias._dtype is not input._dtype:
+        raise RuntimeError(f"Input type ({input._dtype.c_name}) and bias type ({bias._dtype.c_name}) should be the "
+                           "same")
     if input.dim() == 3:  # an unbatched (C, H, W) input
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if input.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(input.shape)}")
-    stride, dilation = pair(stride), pair(dilation)
-    out_channels, cin_per_group, kh, kw = weight.shape
-    padding = _conv_padding(padding, (kh, kw), dilation, stride)
-    if input.shape[1] != cin_per_group * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {cin_per_group * groups} channels, but got "
-                           f"{input.shape[1]} channels instead")
-    if input._dtype is not weight._dtype:
-        raise RuntimeError(f"Input type (torch.{input._dtype.word}Tensor) and weight type "
-                           f"(torch.{weight._dtype.word}Tensor) should be the same")
+    padding = _conv_padding(padding, weight, stride, dilation, groups)
+    stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
+    out_channels, _, kh, kw = weight.shape
     geo = _Geometry(input.shape, (kh, kw), stride, padding, dilation)
-    if geo.oh <= 0 or geo.ow <= 0:
-        raise RuntimeError(f"Calculated padded input size per channel: ({geo.h + 2 * geo.ph} x "
-                           f"{geo.w + 2 * geo.pw}). Kernel size: ({geo.dh * (kh - 1) + 1} x {geo.dw * (kw - 1) + 1})."
-                           " Kernel size can't be greater than actual input size")
     cols = _im2col_data(input._data, geo)
     w2 = weight._data.reshape(out_channels, -1)
     if groups == 1:
@@ -176,7 +257,7 @@ def _scatter_to_input(g, flat_indices, input_shape, overlapping):
     """The max-pool gradient: each output gradient added at the input position its maximum came from."""
     rows = flat_indices.shape[0]
     plane = input_shape[-2] * input_shape[-1]
-    idx, gd = flat_indices._data, g._data.reshape(rows, -1)
+    idx, gd = flat_indices._data, g._data.reshape(rows, g._data.size // rows if rows else 0)
     if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
         offsets = (np.arange(rows) * plane)[:, None]
         data = np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
@@ -193,26 +274,63 @@ def _max_pool_backward(node, g):
     return (_scatter_to_input(g, node.saved("flat_indices"), node.input_shape(0), node.saved("overlapping")),)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
+def _pool_pair(value, name, message, allow_empty=False):
+    values = _int_list(value)
+    if not (1 <= len(values) <= 2 or (allow_empty and not values)):
+        raise RuntimeError(f"max_pool2d: {name} {message}")
+    return tuple(values * 2 if len(values) == 1 else values)
+
+
+def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """torch's checks of max_pool2d's arguments, in its order (max_pool2d_with_indices' meta function,
+    pooling_output_shape for each dim, pool2d_shape_check); returns kernel, stride, padding, dilation and
+    the output's (height, width)."""
+    kernel = _pool_pair(kernel_size, "kernel_size", "must either be a single int, or a tuple of two ints")
+    stride = () if stride is None else stride
+    stride = _pool_pair(stride, "stride", "must either be omitted, a single int, or a tuple of two ints", True) \
+        if _int_list(stride) else kernel
+    padding = _pool_pair(padding, "padding", "must either be a single int, or a tuple of two ints")
+    dilation = _pool_pair(dilation, "dilation", "must be either a single int, or a tuple of two ints")
     if input.dim() not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    kernel = pair(kernel_size)
-    stride = pair(stride) if stride is not None and stride != [] else kernel
-    padding, dilation = pair(padding), pair(dilation)
-    for p, k, d in zip(padding, kernel, dilation):
-        if p > (d * (k - 1) + 1) // 2:
+    out_hw = []
+    for size, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > int(((k - 1) * d + 1) / 2):  # C++ division, truncating toward zero
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={d}")
-    x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
-    n, c, h, w = x.shape
-    out_hw = tuple(_pool_out_size(s, k, st, p, d, ceil_mode)
-                   for s, k, st, p, d in zip((h, w), kernel, stride, padding, dilation))
-    if min(out_hw) <= 0:
+        out_hw.append(_pool_out_size(size, k, s, p, d, ceil_mode))
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {sh} dW: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dh} dilationW: {dw}")
+    shape = input.shape
+    if 0 in shape[-3:] or (input.dim() == 3 and shape[0] == 0):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(shape)}")
+    if kw // 2 < pw or kh // 2 < ph:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
+                           f"padH = {ph}, kW = {kw}, kH = {kh}")
+    c, h, w = shape[-3:]
+    if min(out_hw) < 1:
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out_hw[0]}x{out_hw[1]})."
                            " Output size is too small")
+    return kernel, stride, padding, dilation, tuple(out_hw)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
+    kernel, stride, padding, dilation, out_hw = _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
+    x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
+    n, c, _, w = x.shape
     geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
-    windows = geo.windows(geo.padded(x, -np.inf), "ncyxij").reshape(n, c, geo.oh, geo.ow, -1)
+    windows = geo.windows(geo.padded(x, -np.inf), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
     pos = windows.argmax(-1)  # the first maximum, as torch picks it
     values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
     # the window offset as a flat index into the unpadded input plane (torch's `indices`)
@@ -225,7 +343,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out = new_tensor(values, input._dtype)
     overlapping = any(s < d * (k - 1) + 1 for s, k, d in zip(stride, kernel, dilation))
     record("MaxPool2DWithIndicesBackward0", _max_pool_backward, [input], [out],
-           {"flat_indices": constant(indices.reshape(n * c, -1)), "overlapping": overlapping})
+           {"flat_indices": constant(indices.reshape(n * c, geo.oh * geo.ow)), "overlapping": overlapping})
     if return_indices:
         return out, constant(indices)
     return out

@@ -167,6 +167,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_target(input, target)
     class_dim = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):  # it is indexed by the target
+        if input._data.ndim >= 3:  # nll_loss2d's wording
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
     nll = dispatch.by_device([input._data, target._data], _nll_loss_numpy, _nll_loss_tensor_ops)
     return nll(input, target, weight, ignore_index, reduction, class_dim, n_classes)
 

@@ -63,6 +63,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         count = x.size // channels if channels else 0
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is None:
+            if not training and name.startswith("running"):
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        elif t.numel() != channels:  # torch's check_dims_match_num_input_features
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    if training:
         mean = x.mean(axes, keepdims=True)
         var = ((x - mean) ** 2).mean(axes, keepdims=True)
         if running_mean is not None:
@@ -73,8 +80,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             running_var._data[...] = (1 - momentum) * running_var._data + momentum * unbiased
             running_var._vc[0] += 1
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean._data.reshape(view_shape), running_var._data.reshape(view_shape)
     dt = x.dtype
     invstd = (1 / np.sqrt(var + np.asarray(eps, dt))).astype(dt)

@@ -27,10 +27,18 @@ def _shape_arg(shape):
 
 
 def _infer(shape, numel):
+    """at::infer_size: at most one -1, no other negative size (checked in order), the sizes multiplying
+    up to `numel`."""
     shape = list(shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    if -1 in shape:
+    inferred = False
+    for i, s in enumerate(shape):
+        if s == -1:
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
+    if inferred:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
@@ -84,7 +92,16 @@ def flatten(t, start_dim=0, end_dim=-1):
 
 def unflatten(t, dim, sizes):
     d = wrap_dim(dim, t._data.ndim)
-    shape = t._data.shape
+    shape, sizes = t._data.shape, [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = _infer(sizes, shape[d])
+    except RuntimeError as e:
+        if "is invalid for input of size" not in str(e):
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {d} ({shape[d]}) "
+                           "in the input tensor") from None
     return reshape(t, *shape[:d], *sizes, *shape[d + 1:])
 
 
@@ -123,9 +140,18 @@ def _permute_backward(node, g):
 
 
 def permute(t, *dims, _name="PermuteBackward0"):
-    dims = tuple(wrap_dim(d, t._data.ndim) for d in _shape_arg(dims))
-    if sorted(dims) != list(range(t._data.ndim)):
-        raise RuntimeError("permute(): dims must be a permutation of the tensor's dimensions")
+    dims, nd = _shape_arg(dims), t._data.ndim
+    if len(dims) != nd:  # torch's wording, "sparse_coo" included
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
+                           f"the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to len(dims) = "
+                           f"{len(dims)}")
+    wrapped = []
+    for d in dims:
+        d = wrap_dim(d, nd)
+        if d in wrapped:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        wrapped.append(d)
+    dims = tuple(wrapped)
     out = view_of(t, t._data.transpose(dims))
     record(_name, _permute_backward, [t], [out], {"dims": dims})
     return out

@@ -44,8 +44,8 @@ class Adam(Optimizer):
         lr, wd = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
         decoupled = group["decoupled_weight_decay"]
-        vmax = state["max_exp_avg_sq"]._data.reshape(-1) if group["amsgrad"] else data[:0]
-        optim.run("adam", data, grad, state["exp_avg"]._data.reshape(-1), state["exp_avg_sq"]._data.reshape(-1),
+        vmax = state["max_exp_avg_sq"]._data if group["amsgrad"] else None
+        optim.run("adam", data, grad, state["exp_avg"]._data, state["exp_avg_sq"]._data,
                           vmax, -(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2,
                           math.sqrt(1 - beta2 ** step), float(group["eps"]), 0.0 if decoupled else wd,
                           1.0 - lr * wd if decoupled else 1.0, bool(group["amsgrad"]), bool(group["maximize"]))

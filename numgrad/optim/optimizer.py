@@ -18,11 +18,6 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-def flat(t):
-    """A flat view of a tensor's storage for the update kernels (a copy only if it is not contiguous)."""
-    return t._data.reshape(-1) if t._data.flags.c_contiguous else dispatch.contiguous(t._data).reshape(-1)
-
-
 def zeros_like_param(p):
     """Zeroed optimizer state beside parameter `p` (on its device)."""
     return Tensor._make(dispatch.zeros(p._shape, p._dtype.np, p._data), p._dtype)
@@ -76,14 +71,14 @@ class Optimizer:
                     if p.grad is None:
                         continue
                     state = self.state.setdefault(p, {})
-                    data = flat(p)
-                    self._update(group, p, data, flat(p.grad), state)
-                    if not p._data.flags.c_contiguous:  # the kernel updated a copy: write it back
-                        p._data[...] = data.reshape(p._data.shape)
+                    self._update(group, p, p._data, p.grad._data, state)
                     p._vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
         return loss
 
     def _update(self, group, p, data, grad, state):
+        """Updates parameter `p` (its array `data`) from gradient array `grad` and its `state`, through
+        backend.dispatch.optim.run (which checks the state's shapes against the parameter's, as torch's
+        ops do)."""
         raise NotImplementedError
 
     # ---- state -----------------------------------------------------------------------------------
@@ -129,5 +124,10 @@ class Optimizer:
 
 
 def _cast_like(value, param):
-    data = np.array(value._data, dtype=param._data.dtype)
+    """A copy of state tensor `value` with parameter `param`'s dtype, on its device (torch's
+    value.to(dtype=param.dtype, device=param.device)); shapes are checked when a step uses it."""
+    if dispatch.is_host(value._data) and dispatch.is_host(param._data):
+        data = np.array(value._data, dtype=param._data.dtype)
+    else:
+        data = dispatch.place(dispatch.asarray(value._data, param._data.dtype), dispatch.device_of_array(param._data))
     return Tensor._make(data, param._dtype)

@@ -33,10 +33,9 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = zeros()
         state["step"]._data[...] += 1
-        empty = data[:0]
-        optim.run("rmsprop", data, grad, state["square_avg"]._data.reshape(-1),
-                          state["grad_avg"]._data.reshape(-1) if group["centered"] else empty,
-                          state["momentum_buffer"]._data.reshape(-1) if group["momentum"] > 0 else empty,
+        optim.run("rmsprop", data, grad, state["square_avg"]._data,
+                          state["grad_avg"]._data if group["centered"] else None,
+                          state["momentum_buffer"]._data if group["momentum"] > 0 else None,
                           -float(group["lr"]), float(group["alpha"]), 1.0 - float(group["alpha"]), float(group["eps"]),
                           float(group["weight_decay"]), float(group["momentum"]), bool(group["centered"]),
                           bool(group["maximize"]))

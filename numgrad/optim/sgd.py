@@ -27,6 +27,6 @@ class SGD(Optimizer):
             buf = state["momentum_buffer"] = zeros_like_param(p)
         elif momentum == 0:
             state.setdefault("momentum_buffer", None)
-        buf_data = buf._data.reshape(-1) if buf is not None else data[:0]
+        buf_data = buf._data if momentum != 0 else None
         optim.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
                           1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)

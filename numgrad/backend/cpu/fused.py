@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .. import ir, loader
+from ..arrays import length_error
 from ...spec.table import REDUCTIONS
 from . import pool, threads
 from .kernels import HEADER, LOOP_HEADER
@@ -190,6 +191,10 @@ def run_map(program, outputs, out_dtypes, outs=None):
     n = outer * inner
     if outs is None:
         outs = [pool.empty(n, d) for d in out_dtypes]
+    else:
+        for o in outs:  # written at o * inner + j for every position of the region
+            if o.size != n:
+                raise length_error("fused map", n, o)
     kernel, parts = module.kernel, threads.count()
     if n < PARALLEL_MIN or parts == 1:
         kernel(0, outer, 0, inner, inner, *args, *outs)

@@ -6,6 +6,7 @@ import os
 import numpy as np
 
 from .. import loader, lower
+from ..arrays import length_error
 from . import pool, threads
 from .threads import PARALLEL_MIN
 
@@ -32,9 +33,16 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     `name` must identify `inputs` and `outputs` (it keys the kernel cache together with the rest).
     `outs` are flat arrays to write into (an output may be one of the inputs); by default fresh ones."""
     is_array = tuple([a.__class__ is np.ndarray for a in args])
+    for a in args:  # the loop indexes every array by one range: check before it reads past an end
+        if a.__class__ is np.ndarray and a.size != n:
+            raise length_error(name, n, a)
     kernel = elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
     if outs is None:
         outs = [pool.empty(n, d) for d in out_dtypes]
+    else:
+        for o in outs:
+            if o.size != n:
+                raise length_error(name, n, o)
     if n:
         threads.over(kernel, n, *args, *outs, parallel=n >= PARALLEL_MIN)
     return outs

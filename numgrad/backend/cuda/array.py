@@ -7,6 +7,7 @@ from numba import cuda
 
 from . import kernels as target, matmul as cuda_matmul, reduce, runtime
 from ..._core.device import CUDA0
+from ..arrays import length_error
 from ...spec.table import ELEMENTWISE, REDUCTIONS
 
 TRANSFERS = {"to_host": 0, "to_device": 0}  # copies between host and GPU, for the no-round-trip tests
@@ -452,9 +453,15 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     flat DeviceArrays (`outs`, flat contiguous DeviceArrays, if given)."""
     args = [target.raw(a) for a in args]
     is_array = tuple(target.is_device_array(a) for a in args)
+    for a, is_arr in zip(args, is_array):  # one grid-stride range indexes every array
+        if is_arr and a.size != n:
+            raise length_error(name, n, a)
     kernel = target.elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
     if outs is None:
         outs = [empty((n,), d) for d in out_dtypes]
+    for o in outs:
+        if o.size != n:
+            raise length_error(name, n, o)
     outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
     target.launch(kernel, n, *args, *[o.flat_buffer() for o in outs])
     return outs

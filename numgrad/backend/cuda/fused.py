@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .. import loader, lower
+from ..arrays import length_error
 from . import kernels as target, reduce
 from .array import DeviceArray, empty
 from ...spec.table import REDUCTIONS
@@ -53,6 +54,9 @@ def run_map(program, outputs, out_dtypes, outs=None):
                            lambda: map_source(program, list(outputs)))
     if outs is None:
         outs = [empty((n,), d) for d in out_dtypes]
+    for o in outs:
+        if o.size != n:
+            raise length_error("fused map", n, o)
     outs = [o if isinstance(o, DeviceArray) else DeviceArray(o, (n,)) for o in outs]
     target.launch(module.kernel, n, *args, *[o.flat_buffer() for o in outs])
     return outs

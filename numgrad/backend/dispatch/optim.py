@@ -3,7 +3,9 @@ one pass over the parameter, its gradient and its state. The arithmetic follows 
 implementations op by op (each torch op rounds to the parameter dtype; so does each line here)."""
 import numpy as np
 
+from ..._core.shapes import check_inplace as inplace, iterator_shape as broadcast
 from ..cpu import optim as cpu_optim
+from . import contiguous
 
 # Scalars arrive as Python floats (float64) and are cast once to the parameter dtype, as torch casts a
 # Scalar argument to the tensor's type; `lerp` picks torch's formula by the weight.
@@ -80,12 +82,90 @@ BODIES = {
 }
 
 
+# torch's single-tensor step as shape arithmetic, op by op in torch's order (torch/optim/*.py): `broadcast` for
+# an op that makes a new tensor (grad.add(param)), `inplace` for one that writes its first operand (buf.add_,
+# exp_avg.lerp_, addcmul_, addcdiv_). Run only when a shape differs, it raises torch's error where torch
+# raises it, so a state that no longer matches its parameter never reaches a kernel.
+def _sgd_shapes(p, g, buf, neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first):
+    if weight_decay != 0:
+        g = broadcast(g, p)  # grad.add(param, alpha=weight_decay)
+    if momentum != 0:
+        if first:
+            buf = g  # grad.clone()
+        else:
+            inplace(buf, g)  # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        g = broadcast(g, buf) if nesterov else buf
+    inplace(p, g)  # param.add_(grad, alpha=-lr)
+
+
+def _adam_shapes(p, g, m, v, vmax, neg_step_size, beta1_weight, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+                 weight_decay, decay_factor, amsgrad, maximize):
+    if weight_decay != 0:
+        g = broadcast(g, p)
+    inplace(m, g)  # exp_avg.lerp_(grad, 1 - beta1)
+    inplace(v, g, g)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    if amsgrad:
+        v = inplace(vmax, v)  # torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+    inplace(p, m, v)  # param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _rmsprop_shapes(p, g, sq, gavg, buf, neg_lr, alpha, one_minus_alpha, eps, weight_decay, momentum, centered,
+                    maximize):
+    if weight_decay != 0:
+        g = broadcast(g, p)
+    inplace(sq, g, g)  # square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+    avg = sq
+    if centered:
+        inplace(gavg, g)  # grad_avg.lerp_(grad, 1 - alpha)
+        avg = broadcast(sq, gavg, gavg)  # square_avg.addcmul(grad_avg, grad_avg, value=-1)
+    if momentum > 0:
+        inplace(buf, g, avg)  # buf.mul_(momentum).addcdiv_(grad, avg)
+        inplace(p, buf)  # param.add_(buf, alpha=-lr)
+    else:
+        inplace(p, g, avg)  # param.addcdiv_(grad, avg, value=-lr)
+
+
+TORCH_SHAPES = {"sgd": _sgd_shapes, "adam": _adam_shapes, "rmsprop": _rmsprop_shapes}
+# how many of a kernel's parameters are arrays (the parameter, its gradient, its state); scalars follow
+N_ARRAYS = {name: next(i for i, a in enumerate(params.split(", ")) if a.startswith("neg_"))
+            for name, (params, _) in BODIES.items()}
+
+
+def check_shapes(name, p, args):
+    """Every array the kernel indexes by the parameter's length has the parameter's shape, or torch's
+    error for the first op of its step that would see the difference."""
+    shape = p.shape
+    k = N_ARRAYS[name] - 1
+    for a in args[:k]:
+        if a is not None and a.shape != shape:
+            break
+    else:
+        return
+    shapes = [p.shape] + [None if a is None else tuple(a.shape) for a in args[:k]]
+    TORCH_SHAPES[name](*shapes, *args[k:])
+    raise RuntimeError(f"{name}: optimizer state of shape {[list(s) for s in shapes[2:] if s is not None]} does not "
+                       f"match its parameter's shape {list(shape)}")
+
+
 def run(name, p, *args):
-    """Runs optimizer kernel `name` over flat contiguous arrays (the parameter first, then gradient and
-    state buffers), then the scalars; large parameters are split over the threads. GPU arrays are
-    updated in place on the GPU."""
+    """Runs optimizer kernel `name` in place on parameter array `p`: `args` are its gradient and state arrays
+    (None for a state the flags leave unused), then the scalars, in BODIES' order. Shapes are checked
+    first (torch's errors); the kernel then sees flat arrays, split over the threads when large. GPU
+    arrays are updated in place on the GPU."""
+    check_shapes(name, p, args)
+    k = N_ARRAYS[name] - 1
+    pf = _flat(p)
+    flats = [pf[:0] if a is None else _flat(a) for a in args[:k]]
     if p.__class__ is not np.ndarray:
         from ..cuda import optim as cuda_optim  # numba.cuda: only once a GPU array exists
-        cuda_optim.run(BODIES[name], name, p, *args)
-        return
-    cpu_optim.run(BODIES[name], name, p, *args)
+        cuda_optim.run(BODIES[name], name, pf, *flats, *args[k:])
+    else:
+        cpu_optim.run(BODIES[name], name, pf, *flats, *args[k:])
+    for a, f in zip((p, *args[1:k]), (pf, *flats[1:])):  # written through a copy: write back
+        if a is not None and not a.flags.c_contiguous:
+            a[...] = f.reshape(a.shape)
+
+
+def _flat(a):
+    """A flat view of array `a` (a contiguous copy when it is not C-contiguous)."""
+    return a.reshape(-1) if a.flags.c_contiguous else contiguous(a).reshape(-1)

@@ -17,10 +17,19 @@ class Conv2d(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise ValueError(f"numgrad's Conv2d supports padding_mode='zeros' only, got '{padding_mode}'")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = pair(kernel_size), pair(stride), pair(dilation)
+        if isinstance(padding, str):  # torch's wording, sets and all
+            valid_padding_strings = {"same", "valid"}
+            if padding not in valid_padding_strings:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid_padding_modes:
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"numgrad's Conv2d supports padding_mode='zeros' only, got '{padding_mode}'")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.padding = padding if isinstance(padding, str) else pair(padding)
         self.padding_mode = padding_mode
         add_weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias, dtype, device)

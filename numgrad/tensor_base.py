@@ -242,6 +242,9 @@ class TensorBase:
 
     @data.setter
     def data(self, value):
+        # Pending results that read this tensor must see the values it holds now, not the replacement:
+        # reading _data computes this tensor and every pending result that reads its storage first.
+        self._data  # noqa: B018
         self._data, self._dtype = value._data, value._dtype
 
     # ---- conversion -----------------------------------------------------------------------------

@@ -192,13 +192,14 @@ def trunc(input):
 
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
-    out = TensorBase._make(getattr(np, np_name)(input._data).astype(input._data.dtype), input.dtype)
+    # NumPy's rounding of a 0-d array is a NumPy scalar: asarray keeps an array (on the input's device)
+    out = TensorBase._make(dispatch.asarray(getattr(np, np_name)(input._data), input._data.dtype), input.dtype)
     record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
     return out
 
 
 def _zero_backward(node, g):
-    return (g * 0,)
+    return (creation.zeros_like(g),)  # torch's zeros_like(grad): an inf or NaN gradient gives 0, not NaN
 
 
 def equal(input, other):

@@ -329,8 +329,10 @@ def index_select(t, dim, index):
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if v is not None:
         raise IndexError("index out of range in self")
-    if t._data.ndim == 0:
-        return _index(t, (Ellipsis,), None, "IndexSelectBackward0")
+    if t._data.ndim == 0:  # index_select always copies, a 0-d input too
+        out = TensorBase._make(t._data.copy(), t._dtype)
+        record("IndexSelectBackward0", _index_backward, [t], [out], {"basic": (Ellipsis,), "adv": None})
+        return out
     return _index(t, (Ellipsis,), (slice(None),) * d + (idx,), "IndexSelectBackward0")
 
 

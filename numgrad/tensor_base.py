@@ -54,6 +54,11 @@ class TensorBase:
 
     @_data.setter
     def _data(self, arr):
+        """Replaces the storage. Pending results that read this tensor must keep the values it holds now,
+        not the replacement: reading _data first computes this tensor and every pending result that reads
+        its storage."""
+        if self._arr is not None or self._lazy is not None:
+            self._data  # noqa: B018
         self._arr, self._lazy = arr, None
 
     @property
@@ -242,9 +247,6 @@ class TensorBase:
 
     @data.setter
     def data(self, value):
-        # Pending results that read this tensor must see the values it holds now, not the replacement:
-        # reading _data computes this tensor and every pending result that reads its storage first.
-        self._data  # noqa: B018
         self._data, self._dtype = value._data, value._dtype
 
     # ---- conversion -----------------------------------------------------------------------------

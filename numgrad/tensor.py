@@ -42,6 +42,7 @@ def _table_methods():
 def _inplace(fn):
     def op(self, *args, **kwargs):
         self._check_inplace()
+        self._check_overlap(args)
         return self._write(fn(self, *args, **kwargs))
     op.__name__ = fn.__name__ + "_"
     return op
@@ -143,6 +144,8 @@ class Tensor(TensorBase, result_class=True):
     __ge__ = F.ge
     __floordiv__ = F.floor_divide
     __rfloordiv__ = _reflected(F.floor_divide)
+    __mod__ = F.remainder
+    __rmod__ = _reflected(F.remainder)
     __and__ = __rand__ = _logical("logical_and", np.bitwise_and)
     __or__ = __ror__ = _logical("logical_or", np.bitwise_or)
     __xor__ = __rxor__ = _logical("logical_xor", np.bitwise_xor)
@@ -175,6 +178,12 @@ class Tensor(TensorBase, result_class=True):
     def __ipow__(self, other):
         return self.pow_(other)
 
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
     # ---- autograd ---------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         autograd_functional.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -191,6 +200,7 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
+        self._check_overlap((src,))
         return self._fill_from(src, "CopyBackwards")
 
     def _fill_from(self, source, name):
@@ -198,6 +208,8 @@ class Tensor(TensorBase, result_class=True):
         values get no gradient, a tensor source gets the gradient summed to its shape."""
         self._check_inplace()
         src = source if isinstance(source, TensorBase) else None
+        if src is None:
+            dtypes.check_scalar_fits(source, self._dtype)
         value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None

@@ -10,10 +10,12 @@ from . import lazy
 from ._core import dtypes, printing
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
-from ._core.messages import INFERENCE_INPLACE, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD
+from ._core.messages import (INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
+                             PARTIAL_OVERLAP)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
-from .backend.dispatch import data_ptr, device_of_array, host_view, is_host, to_host
+from .backend.dispatch import (data_ptr, device_of_array, host_view, internal_overlap, is_host, partial_overlap,
+                               to_host)
 
 _WARNED_ONCE = {}
 
@@ -341,6 +343,20 @@ class TensorBase:
             if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
+
+    def _check_overlap(self, inputs=(), internal=True):
+        """torch's refusals before an in-place write into self: self's elements meeting each other (an
+        expanded view; fill_ and the deprecated masked_fill_/index_put_ skip this with internal=False), or an
+        input that partly shares self's memory. A pending tensor has fresh memory of its own: nothing to check."""
+        arr = self._arr
+        if arr is None:
+            return
+        if internal and internal_overlap(arr):
+            raise RuntimeError(INTERNAL_OVERLAP)
+        for t in inputs:
+            if isinstance(t, TensorBase) and t is not self and t._arr is not None and partial_overlap(arr, t._arr):
+                raise RuntimeError(PARTIAL_OVERLAP)
+
 
 def check_same_device(*tensors, cpu_scalars=False):
     """The device an op on `tensors` (other values are skipped) runs on, or torch's error for two

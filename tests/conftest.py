@@ -16,7 +16,9 @@ settings.load_profile("numgrad")
 # so that it works on the second core meanwhile, and at the end reports its result and fails the run if
 # it failed. `NUMBA_ENABLE_CUDASIM=1 pytest tests/cuda` runs those tests alone.
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-collect_ignore = [] if SIMULATOR else ["cuda"]
+# NUMGRAD_CUDA_DEVICE=1 runs them on a real GPU instead, in this process.
+REAL_GPU = bool(os.environ.get("NUMGRAD_CUDA_DEVICE"))
+collect_ignore = [] if SIMULATOR or REAL_GPU else ["cuda"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _simulator_run = {}
 
@@ -29,7 +31,7 @@ def _whole_suite(config):
 
 
 def pytest_sessionstart(session):
-    if SIMULATOR or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR") or \
+    if SIMULATOR or REAL_GPU or not _whole_suite(session.config) or os.environ.get("NUMGRAD_SKIP_CUDA_SIMULATOR") or \
             session.config.option.collectonly or \
             hasattr(session.config, "workerinput"):  # under pytest-xdist, only the controller starts it
         return

@@ -1,5 +1,6 @@
 """The four dtypes numgrad supports and torch's type-promotion rules between them."""
 import builtins
+import math
 
 import numpy as np
 
@@ -112,3 +113,23 @@ def result_type(tensors_dims, scalars):
         elif _category(g) > _category(result):
             result = g if i < 2 else (get_default_dtype() if g.is_floating_point else g)
     return result if result is not None else get_default_dtype()
+
+
+# torch's C++ names for the types in its overflow message
+_STORAGE_NAME = {"int64": "int64_t", "float32": "float", "float64": "double"}
+
+
+def check_scalar_fits(value, d):
+    """torch's check on a Python number stored into a tensor of dtype `d` (fill_, full, masked_fill,
+    setitem): NaN, an infinity or an out-of-range number for an integer type, or a finite number beyond a
+    float type's range, raises (inf and NaN fit every float type; anything fits bool)."""
+    if d is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (builtins.int, builtins.float, np.number)):
+        return
+    if isinstance(value, (builtins.int, np.integer)):
+        fits = -2 ** 63 <= value < 2 ** 63 if not d.is_floating_point else abs(value) <= np.finfo(d.np).max
+    elif d.is_floating_point:
+        fits = not math.isfinite(value) or abs(value) <= np.finfo(d.np).max
+    else:
+        fits = math.isfinite(value) and -2 ** 63 <= value < 2 ** 63
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_STORAGE_NAME[d.name]} without overflow")

@@ -7,7 +7,8 @@ from . import loader
 
 # Helpers each target writes as an inlined scalar function (cpu/scalar_math.py, cuda/cuda_math.py); the
 # rest of the op table's math vocabulary maps to Python's math module or builtins.
-HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum")
+HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum", "power", "scalar_power", "power_int",
+           "remainder", "fmod", "fmod_int")
 
 # Python's math functions that Numba compiles for the CPU and for CUDA: an op-table expression may call any
 # of them by name, so an op built on one (atan, say) needs nothing beyond its table entry.
@@ -20,9 +21,13 @@ KERNEL_FUNCS = {**{name: f"math.{name}" for name in MATH}, "abs": "abs", **{name
 
 # float32 versions that vectorise (scalar_math.py); float64 keeps the library's
 FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32"}
+# integer versions where the float form would round or change type (fmod computes in floating point)
+INTEGER_FUNCS = {"fmod": "fmod_int", "power": "power_int", "scalar_power": "power_int"}
 
 
 def kernel_func(name, dtype_name, target="cpu"):
+    if dtype_name.startswith(("int", "uint")) and name in INTEGER_FUNCS:
+        return INTEGER_FUNCS[name]
     # the GPU's libdevice math is already fast in float32: only the CPU swaps in the vectorising forms
     return (target == "cpu" and dtype_name == "float32" and FLOAT32_FUNCS.get(name)) or KERNEL_FUNCS[name]
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import lazy
 from .._core import dtypes
+from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower
@@ -82,6 +83,11 @@ def _promote(entry, args):
     return compute
 
 
+def compute_dtype(name, *args):
+    """The dtype op `name` computes in for these arguments; raises torch's refusal where it has one."""
+    return _promote(ELEMENTWISE[name], args)
+
+
 def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
     entry = ELEMENTWISE[name]
@@ -109,7 +115,9 @@ def apply(name, *args):
 @functools.lru_cache(maxsize=None)
 def node_class(name):
     entry = ELEMENTWISE[name]
-    return type(entry.node, (ElementwiseBackward,), {})
+    # a C++-style name (torch::autograd::NotImplemented) names the class by its last part, name() in full
+    attrs = {"name": lambda self, _full=entry.node: _full} if "::" in entry.node else {}
+    return type(entry.node.split("::")[-1], (ElementwiseBackward,), attrs)
 
 
 class ElementwiseBackward(Node):
@@ -132,7 +140,7 @@ class ElementwiseBackward(Node):
     def apply(self, grads):
         plan = self.plan
         if plan.not_implemented:
-            raise RuntimeError(f"derivative for aten::{self.entry.name} is not implemented")
+            raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name} is not implemented")
         g = grads[0]
         values = [self.saved(attr) for attr in plan.saved_attrs]
         creating_graph = STATE.grad_enabled
@@ -240,9 +248,29 @@ def _plan(name, pattern):
                         name + "_backward", ("g", *used))
 
 
+class _FloorQuotients(ast.NodeTransformer):
+    """`a // b` in a derivative is torch's div(rounding_mode="floor"), whose own derivative is zero (not
+    floor_divide's, which raises): it becomes a call computing the quotient without recording it."""
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.FloorDiv):
+            return ast.copy_location(ast.Call(ast.Name("floor_quotient", ast.Load()), [node.left, node.right], []),
+                                     node)
+        return node
+
+
 @functools.lru_cache(maxsize=None)
 def _compiled(expr):
-    return compile(expr, "<derivative>", "eval")
+    tree = ast.fix_missing_locations(_FloorQuotients().visit(ast.parse(expr, mode="eval")))
+    return compile(tree, "<derivative>", "eval")
+
+
+def _floor_quotient(a, b):
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        return a // b
+    with no_grad():
+        return apply("floor_divide", a, b)
 
 
 # ---- the derivative vocabulary on tensors ----------------------------------------------------------
@@ -262,7 +290,7 @@ def _scalar_math():
     funcs = {name: getattr(math, name) for name in lower.MATH}
     funcs.update(log=lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")), abs=abs,
                  sign=lambda v: (v > 0) - (v < 0), sigmoid=lambda v: 1 / (1 + math.exp(-v)), isnan=math.isnan,
-                 maximum=max, minimum=min)
+                 maximum=max, minimum=min, remainder=lambda v, w: v % w, fmod=math.fmod)
     return funcs
 
 
@@ -279,3 +307,6 @@ def _where(condition, input, other):
 # What the op table's derivative expressions mean when they run on tensors (create_graph=True).
 EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(_tensor_op(name), scalar) for name, scalar in _scalar_math().items()}
 EXPRESSION_FUNCS["where"] = _where
+EXPRESSION_FUNCS["floor_quotient"] = _floor_quotient
+# powers go through `**`, which picks pow, pow_tensor or rpow by which operands are tensors
+EXPRESSION_FUNCS["power"] = EXPRESSION_FUNCS["scalar_power"] = lambda a, b: a ** b

@@ -11,7 +11,7 @@ from ..node import record
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
 from . import creation, reduction
-from .elementwise import apply
+from .elementwise import apply, compute_dtype
 from .reduction import _axes, _fold, _kept_shape
 
 
@@ -43,17 +43,32 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _times_alpha(name, input, other, alpha):
+    """`other` scaled by add's or sub's alpha as torch applies it: alpha takes the result's type (a bool
+    result sees bool(alpha)); a float alpha for an integer result and a bool alpha for a non-bool one are
+    refused, with torch's messages."""
+    if alpha == 1 and not isinstance(alpha, bool):
+        return other
+    compute = compute_dtype(name, input, other)  # raises torch's refusals (a bool operand of sub, ...)
+    if isinstance(alpha, bool):
+        if compute is not bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and not compute.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if compute is bool_:
+        alpha = bool(alpha)
+    return other * alpha if _scalar(other) else mul(other, alpha)
+
+
 def add(input, other, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
+    other = _times_alpha("add", input, other, alpha)
     if _scalar(input):
         input, other = other, input
     return apply("add", input, other)
 
 
 def sub(input, other, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
+    other = _times_alpha("sub", input, other, alpha)
     if _scalar(input):
         return apply("rsub", other, input)
     return apply("sub", input, other)
@@ -84,8 +99,35 @@ def div(input, other, rounding_mode=None):
     return trunc(out) if rounding_mode == "trunc" else out
 
 
+def _refuse_integer_division_by_zero(name, input, other):
+    """torch's integer division and remainder raise for a zero divisor (floats give inf or NaN)."""
+    compute = compute_dtype(name, input, other)
+    if compute.is_floating_point:
+        return
+    zero = bool((dispatch.to_host(other._data) == 0).any()) if isinstance(other, TensorBase) else other == 0
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
 def floor_divide(input, other):
+    _refuse_integer_division_by_zero("floor_divide", input, other)
     return apply("floor_divide", input, other)
+
+
+def remainder(input, other):
+    _refuse_integer_division_by_zero("remainder", input, other)
+    if _scalar(input):
+        return apply("rremainder", other, input)
+    return apply("remainder_scalar" if _scalar(other) else "remainder", input, other)
+
+
+def fmod(input, other):
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"fmod() received an invalid combination of arguments - got ({type(input).__name__}, "
+                        f"{type(other).__name__}), but expected one of:\n * (Tensor input, Tensor other, *, Tensor "
+                        "out = None)\n * (Tensor input, Number other, *, Tensor out = None)\n")
+    _refuse_integer_division_by_zero("fmod", input, other)
+    return apply("fmod_scalar" if _scalar(other) else "fmod", input, other)
 
 
 true_divide = divide = div

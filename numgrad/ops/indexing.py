@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index
+from ..backend.dispatch import indexing as device_index, internal_overlap
 from ..node import needs_grad, record
 from .._core.messages import LEAF_INPLACE
 from .._core.shapes import broadcast_shapes, wrap_dim
@@ -223,6 +223,7 @@ def _put(t, basic, adv, value, accumulate, name):
         raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
     t._check_inplace()
     if not isinstance(value, TensorBase):
+        dtypes.check_scalar_fits(value, t._dtype)
         value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
@@ -232,6 +233,14 @@ def _put(t, basic, adv, value, accumulate, name):
             check_same_device(t, value)
         value = value.to(t.device)
     region = t._data[basic]
+    if adv is None:  # a copy into the region (scalars too), as torch's
+        TensorBase._make(region, t._dtype)._check_overlap((value,))
+    else:
+        t._check_overlap((value,), internal=False)
+        if internal_overlap(t._arr):
+            warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                          "performing this operation. This also applies to advanced indexing e.g. "
+                          "tensor[indices] = tensor", UserWarning, stacklevel=3)
     target = region.shape if adv is None else device_index.advanced_shape(region, adv)
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
@@ -286,6 +295,8 @@ def masked_fill(t, mask, value):
     if is_tensor and value._data.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._data.ndim} dimension(s).")
+    # torch reads the value as a number of t's type (a 0-d tensor through .item())
+    dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
     out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
@@ -307,6 +318,10 @@ def _masked_fill_backward(node, g):
 
 def masked_fill_(t, mask, value):
     t._check_inplace()
+    if internal_overlap(t._data):
+        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+                      UserWarning, stacklevel=2)
     return t._write(masked_fill(t, mask, value))
 
 

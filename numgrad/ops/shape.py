@@ -219,7 +219,7 @@ def expand(t, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                                f"Tensor sizes: [{', '.join(map(str, shape))}]")
         target.append(s)
-    out = view_of(t, np.broadcast_to(t._data, tuple(target)))
+    out = view_of(t, dispatch.broadcast_view(t._data, tuple(target)))
     record("ExpandBackward0", _expand_backward, [t], [out])
     return out
 

@@ -3,8 +3,10 @@ in the same small vocabulary (g: incoming gradient, out: result, a, b, ...: inpu
 name. Kernels, backward nodes, double backward and the op tests are all generated from here."""
 from dataclasses import dataclass, field
 
-# A derivative torch does not define: backward raises "derivative for aten::<op> is not implemented".
+# A derivative torch does not define: backward raises "derivative for aten::<op> is not implemented"; the
+# node recording such an op has torch's name for it.
 NOT_IMPLEMENTED = "not_implemented"
+NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
 
 # Test domains: how the generated tests draw inputs for each operand.
 REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES = "real", "positive", "nonzero", "unit", "distinct"
@@ -24,6 +26,7 @@ class Elementwise:
     domain: dict = field(default_factory=dict)
     refuses: dict = field(default_factory=dict)  # compute dtype name -> (exception, torch's message)
     internal: bool = False  # a variant another function chooses (pow_tensor for pow, gelu_tanh for gelu)
+    aten: str = ""  # torch's operator name, where it differs from `name` (errors name it)
 
     @property
     def forward_outputs(self):
@@ -53,13 +56,13 @@ _e("mul", "a b", "a * b", {"a": "g * b", "b": "g * a"}, "MulBackward0")
 _e("div", "a b", "a / b", {"a": "g / b", "b": "-g * a / (b * b)"}, "DivBackward0", kind="float",
    domain={"b": NONZERO})
 # pow: exponent 0 has derivative 0 everywhere (torch avoids 0 * inf at a == 0)
-_e("pow", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))"}, "PowBackward0",
+_e("pow", "a b", "scalar_power(a, b)", {"a": "where(b == 0, 0, g * b * scalar_power(a, b - 1))"}, "PowBackward0",
    saved_names={"b": "exponent"}, scalar_only=("b",), domain={"a": POSITIVE})
-_e("pow_tensor", "a b", "a ** b", {"a": "where(b == 0, 0, g * b * a ** (b - 1))",
-                                    "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
+_e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, b - 1))",
+                                         "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True)
-_e("rpow", "a b", "b ** a", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
+_e("rpow", "a b", "power(b, a)", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
    saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True)
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
 _e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
@@ -116,8 +119,22 @@ _e("gelu_tanh", "a", f"0.5 * a * (1 + {_gelu_t})",
 for _name, _op in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
     _e(_name, "a b", f"a {_op} b", {}, "", kind="compare")
 # Python's floor semantics, as torch's; torch records it but has no derivative (backward raises)
-_e("floor_divide", "a b", "a // b", {"a": NOT_IMPLEMENTED, "b": NOT_IMPLEMENTED}, "NotImplemented",
+_e("floor_divide", "a b", "a // b", {"a": NOT_IMPLEMENTED, "b": NOT_IMPLEMENTED}, NOT_IMPLEMENTED_NODE,
    domain={"b": NONZERO}, refuses={"bool": (NotImplementedError, '"div_floor_cpu" not implemented for \'Bool\'')})
+# remainder (`%`, the divisor's sign, as Python's) and fmod (the dividend's sign, as C's); torch's derivative
+# for the divisor is -g times the quotient rounded the same way; a Python scalar first records no derivative
+_NO_BOOL_REMAINDER = {"bool": (NotImplementedError, '"remainder_cpu" not implemented for \'Bool\'')}
+_NO_BOOL_FMOD = {"bool": (NotImplementedError, '"fmod_cpu" not implemented for \'Bool\'')}
+_e("remainder", "a b", "remainder(a, b)", {"a": "g", "b": "-g * (a // b)"}, "RemainderBackward1",
+   domain={"b": NONZERO}, refuses=_NO_BOOL_REMAINDER)
+_e("remainder_scalar", "a b", "remainder(a, b)", {"a": "g"}, "RemainderBackward0", scalar_only=("b",),
+   refuses=_NO_BOOL_REMAINDER, internal=True)
+_e("rremainder", "a b", "remainder(b, a)", {"a": NOT_IMPLEMENTED}, NOT_IMPLEMENTED_NODE, scalar_only=("b",),
+   domain={"a": NONZERO}, refuses=_NO_BOOL_REMAINDER, internal=True, aten="remainder")
+_e("fmod", "a b", "fmod(a, b)", {"a": "g", "b": "-g * (a / b - fmod(a / b, 1))"}, "FmodBackward1",
+   domain={"b": NONZERO}, refuses=_NO_BOOL_FMOD)
+_e("fmod_scalar", "a b", "fmod(a, b)", {"a": "g"}, "FmodBackward0", scalar_only=("b",), refuses=_NO_BOOL_FMOD,
+   internal=True)
 _e("logical_and", "a b", "(a != 0) & (b != 0)", {}, "", kind="compare")
 _e("logical_or", "a b", "(a != 0) | (b != 0)", {}, "", kind="compare")
 _e("logical_xor", "a b", "(a != 0) != (b != 0)", {}, "", kind="compare")

@@ -39,6 +39,50 @@ def minimum(x, y):
     return x if (x < y or x != x) else y
 
 
+
+@njit(cache=True, inline="always", error_model="numpy")
+def power(x, y):
+    return x ** y
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def scalar_power(x, y):
+    # torch computes a scalar exponent of 0.5 or -0.5 as sqrt or its reciprocal, which keep -0.0's sign (pow
+    # gives +0.0 and +inf); the float type stays the kernel's
+    if y == 0.5 or y == -0.5:
+        return math.sqrt(x) ** (y + y)
+    return x ** y
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def power_int(x, y):
+    # torch's integer power: a negative exponent gives 1 for base 1, +-1 for base -1 and 0 for the rest
+    if y < 0:
+        if x == 1 or x == -1:
+            return x if y % 2 else x * x
+        return x * 0
+    return x ** y
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def remainder(x, y):
+    # Python's remainder (the divisor's sign), as torch's; a zero keeps the dividend's sign, as torch's does
+    # (it starts from fmod): -0.0 % 1 is -0.0 where Python gives 0.0
+    r = x % y
+    return r if r != 0 else x * 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def fmod(x, y):
+    return np.fmod(x, y)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def fmod_int(x, y):
+    # from Python's remainder, exact for integers (Numba's np.fmod gets negative integers wrong)
+    r = x % y
+    return r - y if r != 0 and (r < 0) != (x < 0) else r
+
 # ---- float32 exp and tanh that vectorise --------------------------------------------------------
 # Without SVML, math.exp/math.tanh stay scalar library calls and keep the loop around them from using
 # SIMD. These use only arithmetic, min/max, selects and an integer-to-float bit cast, so LLVM vectorises

@@ -136,6 +136,45 @@ def expand_scalar(arr, shape):
     return np.ndarray(shape, arr.dtype, arr, 0, (0,) * len(shape))
 
 
+def broadcast_view(arr, shape):
+    """`arr` seen with `shape` (torch's expand): broadcast dims get stride 0; a host view stays writable, as
+    torch's expanded tensors are (writes that would meet themselves are refused by the ops, see below)."""
+    if on_gpu(arr):
+        return arr.broadcast_to(shape)
+    lead = len(shape) - arr.ndim
+    strides = [0] * lead + [0 if n != size else st for st, n, size in zip(arr.strides, arr.shape, shape[lead:])]
+    return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=arr.flags.writeable)
+
+
+# ---- memory overlap, as torch judges it before an in-place write (aten/src/ATen/MemoryOverlap.cpp) ----
+
+def internal_overlap(arr):
+    """Whether several elements of `arr` are one memory location: a dim of size above 1 with stride 0."""
+    return any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
+
+
+def _dense(arr):
+    """Whether `arr`'s elements fill one block of memory without gaps, in some order of its dims."""
+    expected = arr.itemsize
+    for st, n in sorted((st, n) for st, n in zip(arr.strides, arr.shape) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def partial_overlap(a, b):
+    """Whether arrays `a` and `b` share some memory without being the same elements in the same order. Like
+    torch, it judges only two dense arrays (other layouts are too hard to tell and pass)."""
+    if a.size == 0 or b.size == 0 or not _dense(a) or not _dense(b):
+        return False
+    a0, b0 = data_ptr(a), data_ptr(b)
+    a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
 def place(arr, d):
     """Array `arr` on device `d`: itself when it lives there, else one copy between host and GPU."""
     if d.type == "cuda":

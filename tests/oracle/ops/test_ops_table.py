@@ -52,6 +52,11 @@ CALLS = {
     "minimum": lambda L, a, b: L.minimum(a, b),
     "where": lambda L, c, a, b: L.where(c, a, b),
     "floor_divide": lambda L, a, b: a // b,
+    "remainder": lambda L, a, b: a % b,
+    "remainder_scalar": lambda L, a, b: a % b,
+    "rremainder": lambda L, a, b: b % a,
+    "fmod": lambda L, a, b: L.fmod(a, b),
+    "fmod_scalar": lambda L, a, b: L.fmod(a, b),
     "gelu": lambda L, a: _gelu(L)(a),
     "gelu_tanh": lambda L, a: _gelu(L)(a, approximate="tanh"),
     "eq": lambda L, a, b: a == b,
@@ -77,6 +82,9 @@ SCALARS = {
     ("clamp", "hi"): [0.5, 1.0, 2],
     ("clamp_min", "lo"): [-0.5, 0.0, 0.5, 1],
     ("clamp_max", "hi"): [-0.5, 0.0, 0.5, 1],
+    ("remainder_scalar", "b"): [2.5, -1.5, 3, -2],
+    ("rremainder", "b"): [2.5, -3, 7],
+    ("fmod_scalar", "b"): [2.5, -1.5, 3, -2],
 }
 
 NAMES = sorted(ELEMENTWISE)
@@ -95,7 +103,7 @@ def test_every_entry_is_covered():
             assert not entry.grads and not entry.node
         else:
             assert (entry.node.endswith(tuple("0123456789")) and "Backward" in entry.node) or \
-                entry.node == "NotImplemented"
+                entry.node == "torch::autograd::NotImplemented"
 
 
 # ---- drawing cases from an entry ------------------------------------------------------------------

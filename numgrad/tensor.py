@@ -48,6 +48,17 @@ def _inplace(fn):
     return op
 
 
+_OPERANDS = (TensorBase, int, float, np.number, np.bool_)
+
+
+def _operator(fn):
+    """Binary operator `fn`, leaving operands other than tensors and numbers to Python (see Tensor)."""
+    def op(self, other):
+        return fn(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
 def _reflected(fn):
     return lambda self, other: fn(other, self)
 
@@ -115,40 +126,42 @@ class Tensor(TensorBase, result_class=True):
         return reduction.sum_to(self, shape)
 
     # ---- operators: they call the op table directly, `self` being a tensor already ----------------
+    # An operand that is neither a tensor nor a number leaves the operator to Python (NotImplemented), as
+    # torch's operators do: `t == None` is False, `t + None` raises Python's own TypeError.
     def __add__(self, other):
-        return apply("add", self, other)
+        return apply("add", self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return apply("sub", self, other)
+        return apply("sub", self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
     def __rsub__(self, other):
-        return apply("rsub", self, other)
+        return apply("rsub", self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
     def __mul__(self, other):
-        return apply("mul", self, other)
+        return apply("mul", self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
     __rmul__ = __mul__
-    __truediv__ = F.div
-    __rtruediv__ = _reflected(F.div)
-    __pow__ = F.pow
-    __rpow__ = _reflected(F.pow)
+    __truediv__ = _operator(F.div)
+    __rtruediv__ = _operator(_reflected(F.div))
+    __pow__ = _operator(F.pow)
+    __rpow__ = _operator(_reflected(F.pow))
     __neg__ = F.neg
     __abs__ = F.abs
-    __eq__ = F.eq
-    __ne__ = F.ne
-    __lt__ = F.lt
-    __le__ = F.le
-    __gt__ = F.gt
-    __ge__ = F.ge
-    __floordiv__ = F.floor_divide
-    __rfloordiv__ = _reflected(F.floor_divide)
-    __mod__ = F.remainder
-    __rmod__ = _reflected(F.remainder)
-    __and__ = __rand__ = _logical("logical_and", np.bitwise_and)
-    __or__ = __ror__ = _logical("logical_or", np.bitwise_or)
-    __xor__ = __rxor__ = _logical("logical_xor", np.bitwise_xor)
+    __eq__ = _operator(F.eq)
+    __ne__ = _operator(F.ne)
+    __lt__ = _operator(F.lt)
+    __le__ = _operator(F.le)
+    __gt__ = _operator(F.gt)
+    __ge__ = _operator(F.ge)
+    __floordiv__ = _operator(F.floor_divide)
+    __rfloordiv__ = _operator(_reflected(F.floor_divide))
+    __mod__ = _operator(F.remainder)
+    __rmod__ = _operator(_reflected(F.remainder))
+    __and__ = __rand__ = _operator(_logical("logical_and", np.bitwise_and))
+    __or__ = __ror__ = _operator(_logical("logical_or", np.bitwise_or))
+    __xor__ = __rxor__ = _operator(_logical("logical_xor", np.bitwise_xor))
 
     def __pos__(self):
         return self
@@ -163,26 +176,13 @@ class Tensor(TensorBase, result_class=True):
             raise TypeError("ufunc 'invert' not supported for the input types")
         return Tensor._make(np.invert(self._data), self.dtype)
 
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def __ipow__(self, other):
-        return self.pow_(other)
-
-    def __ifloordiv__(self, other):
-        return self.floor_divide_(other)
-
-    def __imod__(self, other):
-        return self.remainder_(other)
+    __iadd__ = _operator(lambda self, other: self.add_(other))
+    __isub__ = _operator(lambda self, other: self.sub_(other))
+    __imul__ = _operator(lambda self, other: self.mul_(other))
+    __itruediv__ = _operator(lambda self, other: self.div_(other))
+    __ipow__ = _operator(lambda self, other: self.pow_(other))
+    __ifloordiv__ = _operator(lambda self, other: self.floor_divide_(other))
+    __imod__ = _operator(lambda self, other: self.remainder_(other))
 
     # ---- autograd ---------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

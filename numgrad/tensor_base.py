@@ -10,7 +10,7 @@ from . import lazy
 from ._core import dtypes, printing
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
-from ._core.messages import (INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
+from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
                              PARTIAL_OVERLAP)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
@@ -238,6 +238,8 @@ class TensorBase:
         return t
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(DETACH_VIEW_INPLACE)
         self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
         return self
 

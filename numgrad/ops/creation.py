@@ -83,7 +83,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (list, tuple)) and not _is_rectangular(data):
         raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got {len(data[1])})")
-    arr = np.array(_to_nested(data), dtype=d.np, copy=True)
+    try:
+        arr = np.array(_to_nested(data), dtype=d.np, copy=True)
+    except OverflowError:  # a Python int beyond int64
+        raise ValueError("Overflow when unpacking long long") from None
     return _wrap(arr, d, device, requires_grad)
 
 

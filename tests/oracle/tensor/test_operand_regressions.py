@@ -1,0 +1,65 @@
+"""Regressions found by the hardening probe, each against torch: operators given something that is neither
+a tensor nor a number leave it to Python (`t == None` is False, `t + None` is Python's TypeError, `+=` too);
+a Python int beyond int64 is torch's ValueError; detach_() of a view raises."""
+import warnings
+
+import pytest
+import torch
+
+import numgrad
+
+
+def outcome(fn, lib):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(lib)
+    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+        return type(e).__name__, str(e)
+    return repr(r).replace("torch.", "").replace("numgrad.", "")
+
+
+def _iadd_none(L):
+    t = L.tensor([1.0])
+    t += None
+
+
+def _ifloordiv(L):
+    t = L.tensor([7, -7])
+    t //= 2
+    return t
+
+
+CASES = {
+    "t + None": lambda L: L.tensor([1.0]) + None,
+    "t + str": lambda L: L.tensor([1.0]) + "a",
+    "t + list": lambda L: L.tensor([1.0]) + [1.0],
+    "list + t": lambda L: [1.0] + L.tensor([1.0]),
+    "t + tuple": lambda L: L.tensor([1.0]) + (1,),
+    "None * t": lambda L: None * L.tensor([1.0]),
+    "None - t": lambda L: None - L.tensor([1.0]),
+    "t == None": lambda L: L.tensor([1.0]) == None,  # noqa: E711 - the operator is what is tested
+    "t != str": lambda L: L.tensor([1.0]) != "a",
+    "t == list": lambda L: L.tensor([1.0]) == [1.0],
+    "t < None": lambda L: L.tensor([1.0]) < None,
+    "t ** None": lambda L: L.tensor([1.0]) ** None,
+    "t / None": lambda L: L.tensor([1.0]) / None,
+    "t // None": lambda L: L.tensor([1.0]) // None,
+    "t % None": lambda L: L.tensor([1.0]) % None,
+    "t & None": lambda L: L.tensor([True]) & None,
+    "t @ None": lambda L: L.tensor([1.0]) @ None,
+    "t += None": _iadd_none,
+    "t //= 2": _ifloordiv,
+    "t + numpy scalar": lambda L: L.tensor([1.0]) + __import__("numpy").float32(2),
+    "tensor([2**64])": lambda L: L.tensor([2 ** 64]),
+    "tensor(2**63)": lambda L: L.tensor(2 ** 63),
+    "tensor([-2**63 - 1])": lambda L: L.tensor([-2 ** 63 - 1]),
+    "detach_ of a slice": lambda L: L.ones(3)[0:1].detach_(),
+    "detach_ of a view of a leaf": lambda L: L.ones(3, requires_grad=True).view(3).detach_(),
+    "detach_ of a leaf": lambda L: L.ones(3, requires_grad=True).detach_().requires_grad,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_operands_and_conversions_as_torch(case):
+    assert outcome(CASES[case], numgrad) == outcome(CASES[case], torch)

@@ -115,7 +115,11 @@ def grad_accumulator(t):
 
 def edge_of(t):
     """The (node, output_nr) a gradient for tensor `t` flows into, or (None, 0) when it needs none."""
-    if t is None or not t._requires_grad:
+    if t is None:
+        return (None, 0)
+    if t._base is not None and t._vc[0] != t._view_version:  # its memory was written since: see grad_fn
+        t._refresh_view_history()
+    if not t._requires_grad:
         return (None, 0)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
@@ -162,8 +166,9 @@ class SavedTensor:
         if self.vc[0] != self.version:
             shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
-            fn = self.tensor._grad_fn if self.tensor is not None else node
-            op = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
+            fn = self.tensor.grad_fn if self.tensor is not None else node
+            # torch drops "Backward" and a 0 after it: MulBackward0 is Mul, PowBackward1 is Pow1
+            op = re.sub(r"Backward(?:0$|(?=\d+$))", "", fn.name()) if fn is not None else ""
             nr = self.tensor._output_nr if self.tensor is not None else self.output_nr
             where = f", which is output {nr} of {op}," if op else ""
             raise RuntimeError(

@@ -120,6 +120,9 @@ class Tensor(TensorBase, result_class=True):
             raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
         return reduction.sum_to(self, shape)
 
+    def _refresh_view_history(self):
+        shape.regenerate_view(self)
+
     def _sum_to(self, shape):
         """A broadcast gradient summed back to `shape`: the ops' backward formulas reach reduction.sum_to
         through this method, since reduction sits above them in the ops layer."""
@@ -309,12 +312,14 @@ def _fill_backward(node, g):
 
 
 def _keep_saved_originals(node, target):
-    """The op being written into `target` may have saved `target` itself (mul_ saves self for the other
-    input's gradient): give it a clone of the values about to be overwritten, as torch's in-place ops do."""
-    for saved in node._saved.values():
-        if isinstance(saved, SavedTensor) and saved.tensor is not None and saved.vc is target._vc:
-            saved.tensor = shape.clone(saved.tensor)
-            saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
+    """The op being written into `target` may have saved `target` as its `self` (mul_ saves self for the
+    other input's gradient): give it a clone of the values about to be overwritten, as torch's in-place ops
+    do. Only `self`: another saved input sharing target's memory (a.mul_(a)) keeps its version, so backward
+    raises torch's "modified by an inplace operation" error, as torch's does."""
+    saved = node._saved.get("self")
+    if isinstance(saved, SavedTensor) and saved.tensor is not None and saved.vc is target._vc:
+        saved.tensor = shape.clone(saved.tensor)
+        saved.vc, saved.version = saved.tensor._vc, saved.tensor._vc[0]
 
 
 def _rebuild(data, dtype_name, requires_grad, device_name="cpu"):

@@ -22,7 +22,8 @@ _WARNED_ONCE = {}
 
 class TensorBase:
     __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
-                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "__weakref__", "__dict__")
+                 "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "_view_version", "__weakref__",
+                 "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     _result_class = None  # the class results are made as: numgrad.tensor.Tensor
@@ -150,6 +151,8 @@ class TensorBase:
     # ---- autograd fields ------------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._base is not None and self._vc[0] != self._view_version:
+            self._refresh_view_history()
         return self._requires_grad
 
     @requires_grad.setter
@@ -174,11 +177,18 @@ class TensorBase:
 
     @property
     def is_leaf(self):
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._base is not None and self._vc[0] != self._view_version:
+            self._refresh_view_history()
         return self._grad_fn
+
+    def _refresh_view_history(self):
+        """A differentiable view whose memory was written in place since its history was recorded (through
+        its base or another view) gets it again from the base, as torch regenerates a view's grad_fn: the
+        ops layer does it (Tensor._refresh_view_history); a bare TensorBase has no ops to call."""
 
     @property
     def grad(self):

@@ -23,8 +23,14 @@ class _ModeContext:
         self._apply()
         return None
 
+    # before __enter__, torch's context managers remember grad mode as off: __exit__ of a fresh one disables it
+    _prev = None
+
     def __exit__(self, *exc):
-        STATE.grad_enabled, STATE.inference = self._prev
+        if self._prev is None:
+            STATE.grad_enabled = False
+        else:
+            STATE.grad_enabled, STATE.inference = self._prev
         return False
 
     def clone(self):

@@ -5,7 +5,9 @@ import numpy as np
 
 from ..backend import dispatch
 
+from .._core.grad_mode import enable_grad
 from .._core.shapes import wrap_dim
+from .._core.state import STATE
 from ..node import record
 from ..tensor_base import TensorBase
 import warnings
@@ -14,10 +16,27 @@ from ..node import needs_grad
 
 
 def view_of(base, data):
-    """A tensor sharing `base`'s storage and version counter."""
+    """A tensor sharing `base`'s storage and version counter. A view made in grad mode of a float tensor is
+    differentiable: it remembers the version its history belongs to (see regenerate_view); others None."""
     t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
+    t._view_version = base._vc[0] if STATE.grad_enabled and base._dtype.is_floating_point else None
     return t
+
+
+def regenerate_view(view):
+    """The history of a differentiable view whose memory was written in place since its grad_fn was
+    recorded: its region of the root, the root carrying the writes' history (torch regenerates the view's
+    grad_fn as AsStridedBackward0 of its base the same way). Without it the view would keep differentiating
+    its values from before the write."""
+    if view._view_version is None:
+        return
+    view._view_version = view._vc[0]
+    root = view._base
+    if not root._requires_grad:
+        return
+    with enable_grad():  # read under no_grad too (grad_fn, requires_grad), the history is the same
+        record("AsStridedBackward0", _region_backward, [root], [view], {"spec": _region_spec(view, root)})
 
 
 def _shape_arg(shape):
@@ -314,3 +333,4 @@ def rebase_view(view, result):
         return
     root._grad_fn, root._requires_grad, root._output_nr = node, True, 0
     record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec})
+    view._view_version = view._vc[0]

@@ -1,12 +1,15 @@
 """conv2d (im2col + one BLAS product per group, ConvolutionBackward0) and max_pool2d
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
+import warnings
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._core.state import STATE
 from ..backend import dispatch
 from ..node import record
+from ..ops import join
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, wants
 
@@ -123,7 +126,8 @@ def _expand(value, name, k):
 
 
 def _same_padding(weight, stride, dilation, groups):
-    """_convolution_same's checks, and its symmetric padding (an odd total is not implemented here)."""
+    """_convolution_same's checks and its padding: half the total on each side, and where the total is odd
+    one more row or column after the input (returned as the second pair)."""
     k = weight.dim()
     if k <= 2:
         raise RuntimeError("weight should have at least three dimensions")
@@ -139,20 +143,31 @@ def _same_padding(weight, stride, dilation, groups):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     dilation = dilation * dim if len(dilation) == 1 else dilation
     total = [d * (n - 1) for d, n in zip(dilation, weight.shape[2:])]
-    if any(t % 2 for t in total):
-        raise NotImplementedError("numgrad's padding='same' needs an even total padding (odd kernels)")
-    return tuple(t // 2 for t in total)
+    return tuple(t // 2 for t in total), tuple(t % 2 for t in total)
 
 
 def _conv_padding(padding, weight, stride, dilation, groups):
     """F.conv2d's padding: ints, or torch's strings ('valid', 'same'), checked as torch's C++ checks them."""
     if isinstance(padding, str):
         if padding == "valid":
-            return (0, 0)
+            return (0, 0), (0, 0)
         if padding == "same":
             return _same_padding(weight, stride, dilation, groups)
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    return padding
+    return padding, (0, 0)
+
+
+_SAME_WARNED = []
+
+
+def _pad_after(input, extra):
+    """`input` with `extra` zero rows and columns after its spatial dims (differentiably, by concatenation)."""
+    for dim, n in zip((2, 3), extra):
+        if n:
+            shape = list(input.shape)
+            shape[dim] = n
+            input = join.cat([input, input.new_zeros(*shape)], dim)
+    return input
 
 
 def _check_conv(input, weight, bias, stride, padding, dilation, groups):
@@ -218,7 +233,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if input.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(input.shape)}")
-    padding = _conv_padding(padding, weight, stride, dilation, groups)
+    padding, extra = _conv_padding(padding, weight, stride, dilation, groups)
+    if any(extra):  # padding='same' with an odd total: torch pads the input's end by one
+        if not _SAME_WARNED:  # once per process, as torch's TORCH_WARN_ONCE
+            _SAME_WARNED.append(True)
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+                          "zero-padded copy of the input be created", UserWarning, stacklevel=2)
+        input = _pad_after(input, extra)
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
     out_channels, _, kh, kw = weight.shape
     geo = _Geometry(input.shape, (kh, kw), stride, padding, dilation)

@@ -14,7 +14,9 @@ from ..backend.dispatch import indexing as device_index
 
 
 def _addmm_backward(node, g):
-    bias_grad = g.sum(0) if wants(node, 0) else None
+    bias_grad = None
+    if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
+        bias_grad = g.sum(0) if node.input_shape(0) == (g.shape[1],) else g._sum_to(node.input_shape(0))
     input_grad = g.mm(node.saved("weight")) if wants(node, 1) else None
     weight_grad = g.t().mm(node.saved("input")) if wants(node, 2) else None
     return bias_grad, input_grad, weight_grad
@@ -29,6 +31,8 @@ def _addmm(input, weight, bias):
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input._dtype.word} and "
                            f"{weight._dtype.word}")
     check_same_device(input, weight, bias)
+    if bias._shape != (m,):
+        bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
     data = np.matmul(input._data, weight._data.T)
     np.add(data, bias._data, out=data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
     out = Tensor._make(data, input._dtype)
@@ -45,6 +49,13 @@ def linear(input, weight, bias=None):
         return input.matmul(weight.t())
     if input._data.ndim == 2:
         return _addmm(input, weight, bias)
+    if bias._data.ndim != 1:  # torch's generic path: the product, then the bias added
+        out = input.matmul(weight.t())
+        if input._data.ndim == 1 and np.broadcast_shapes(out.shape, bias.shape) != out.shape:
+            # added in place there, into the 1-d product
+            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(out.shape, bias.shape))}")
+        return out + bias
     # other ranks fold into rows (views on both sides, as torch does)
     lead = input._data.shape[:-1]
     out = _addmm(input.reshape(-1, input._data.shape[-1]), weight, bias)

@@ -57,6 +57,9 @@ def _mse_derivatives(node, want):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     check_reduction(reduction)
     _warn_size(input, target)
+    computed = dtypes.promote_types(input._dtype, target._dtype)
+    if not computed.is_floating_point:
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{computed.word}\'')
     if input.shape != target.shape:
         shape = np.broadcast_shapes(input.shape, target.shape)
         input, target = input.expand(*shape), target.expand(*shape)
@@ -95,7 +98,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     x, t = input._data, target._data
-    if ((x < 0) | (x > 1)).any():
+    if not ((x >= 0) & (x <= 1)).all():  # NaN fails it too, as in torch
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):  # log(0) is clamped to -100, as torch does
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
@@ -203,8 +206,9 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
     out = new_tensor(data, input._dtype)
     if input._requires_grad:
         coef = np.zeros_like(x)
-        with np.errstate(invalid="ignore"):  # an all-ignored mean: 0 * (1/0), nan as in torch
-            coef[rows, safe_t] = -wt * np.asarray(scale, x.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):  # an all-ignored mean: the scale is 1/0
+            # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
+            coef[rows, safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
         moved = np.moveaxis(input._data, class_dim, -1).shape
         coef = np.moveaxis(coef.reshape(moved), -1, class_dim)
         record(name, _nll_backward, [input], [out], {"coef": constant(np.ascontiguousarray(coef)), "reduction": reduction,
@@ -244,7 +248,8 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
         out = new_tensor(data._data, input._dtype)
         if input._requires_grad:
             coef = dispatch.zeros(x._data.shape, x._data.dtype, t)
-            values = (-wt if scale is None else -wt * scale).unsqueeze(1)._data
+            # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
+            values = (-wt if scale is None else -wt * scale).masked_fill(ignored, 0).unsqueeze(1)._data
             device_index.scatter_along_axis(coef, safe_t._data, 1, values, False)
             inverse = [axes.index(k) for k in range(ndim)]
             coef = coef.reshape(moved.shape).transpose(inverse).contiguous()

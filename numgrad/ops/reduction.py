@@ -13,6 +13,7 @@ from .._core.state import STATE
 from ..node import record
 from ..tensor_base import TensorBase
 from .._core.shapes import wrap_dim
+from . import creation
 from .elementwise import apply
 from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
@@ -391,8 +392,11 @@ def logsumexp(t, dim, keepdim=False):
     if not t._dtype.is_floating_point:
         t = t.to(dtypes.get_default_dtype())
     with no_grad():
-        m = amax(t, axes, keepdim=True)
-        m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
+        if t.numel() == 0:  # nothing to take a max of: the sum of no exponentials is 0, its log -inf
+            m = creation.zeros(*_kept_shape(t._data.shape, axes, True), dtype=t._dtype, device=t.device)
+        else:
+            m = amax(t, axes, keepdim=True)
+            m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
         out = (sum((t - m).exp(), axes, keepdim=True).log() + m)
         if not keepdim:
             out = out.reshape(_kept_shape(t._data.shape, axes, False))
@@ -437,7 +441,9 @@ def softmax(t, dim, dtype=None, _log=False):
     t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, len(t._shape))
     with no_grad():
-        if _row_kernel_applies(t, d):
+        if t.numel() == 0:  # no rows, or rows of nothing: an empty result of the same shape
+            out = _result(t._data.copy(), t._dtype)
+        elif _row_kernel_applies(t, d):
             out = _result(dispatch.row_softmax(t._data, _log), t._dtype)
         else:
             shifted = t - amax(t, d, keepdim=True)

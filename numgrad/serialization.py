@@ -1,11 +1,14 @@
 """numgrad.save / numgrad.load: tensors and (nested) state dicts in a numpy .npz archive.
 
-Format (version 1): an uncompressed npz holding one array per tensor, named "t0", "t1", ..., and an array
-"__numgrad__" whose single string is JSON: {"format": "numgrad", "version": 1, "object": ...}. In "object"
-a tensor is {"tensor": "t0", "dtype": "float32", "requires_grad": false, "parameter": false}; a dict is
-{"dict": [[key, value], ...]} (keys keep their int or str type), a list {"list": [...]}, a tuple
-{"tuple": [...]}, and None, bools, numbers and strings stand for themselves. Nothing is pickled, so loading
-a file runs no code from it.
+Format (version 2): an uncompressed npz holding one flat array per storage, named "s0", "s1", ..., and an
+array "__numgrad__" whose single string is JSON: {"format": "numgrad", "version": 2, "object": ...}. In
+"object" a tensor is {"tensor": "t0", "storage": "s0", "offset": 0, "shape": [2, 3], "stride": [3, 1],
+"dtype": "float32", "requires_grad": false, "parameter": false}: tensors sharing memory (tied weights, a
+view and its base) name one storage and load sharing it again, and a tensor saved twice is one name and
+loads as one object, as in torch. A dict is {"dict": [[key, value], ...]} (keys keep their int or str type;
+"odict" for an OrderedDict), a list {"list": [...]}, a tuple {"tuple": [...]}, and None, bools, numbers and
+strings stand for themselves. Version 1 (one array per tensor, named by "tensor", no "storage") still loads.
+Nothing is pickled, so loading a file runs no code from it.
 
 Loading trusts nothing in the file:
 - a path that does not exist, or is a directory, raises what open() raises (as torch.load);
@@ -37,26 +40,65 @@ from .tensor import Tensor
 from .nn.parameter import Parameter
 from . import cuda
 
-FORMAT, VERSION, META = "numgrad", 1, "__numgrad__"
+FORMAT, VERSION, META = "numgrad", 2, "__numgrad__"
+READABLE_VERSIONS = (1, 2)
 MAX_DEPTH = 100  # levels of nested dicts/lists/tuples that save writes and load reads
 _MAX_HEADER = 10000  # characters of an npy header, np.load's own bound
 _CHUNK = 1 << 20  # bytes read from a member at a time, straight into the array
-_TENSOR_KEYS = {"tensor", "dtype", "requires_grad", "parameter", "device"}
+_TENSOR_KEYS = {"tensor", "dtype", "requires_grad", "parameter", "device", "storage", "offset", "shape", "stride"}
 _TO_CPU = ("If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
            "to map your storages to the CPU.")
 # torch's backends after cpu, cuda, mps and meta, in its registry's order: (name, whether torch has its module)
 _OTHER_BACKENDS = (("privateuseone", False), ("hpu", False), ("xpu", True), ("mtia", True))
 
 
-def _encode(obj, arrays, depth=0):
-    if isinstance(obj, Tensor):
-        name = f"t{len(arrays)}"
-        arrays[name] = obj._host  # a CUDA tensor is copied to the host, as torch.save does
-        entry = {"tensor": name, "dtype": obj._dtype.name, "requires_grad": obj._requires_grad,
-                 "parameter": isinstance(obj, Parameter)}
+class _Writer:
+    """What save has written so far: tensors by object (one name each) and storages by memory (one array
+    each), so that tensors sharing memory load sharing it again."""
+
+    def __init__(self):
+        self.arrays, self.tensor_entries, self.storages = {}, {}, {}
+
+    def tensor(self, obj):
+        entry = self.tensor_entries.get(id(obj))
+        if entry is not None:
+            return entry[1]
+        entry = {"tensor": f"t{len(self.tensor_entries)}", "dtype": obj._dtype.name,
+                 "requires_grad": obj._requires_grad, "parameter": isinstance(obj, Parameter)}
+        entry.update(self._storage_of(obj))
         if obj.is_cuda:
             entry["device"] = str(obj.device)
+        self.tensor_entries[id(obj)] = (obj, entry)  # the object is kept so that its id stays its own
         return entry
+
+    def _storage_of(self, obj):
+        """The storage entry keys of tensor `obj`: its whole host storage, written once, and where in it the
+        tensor lies. A GPU tensor, or a layout this cannot describe, gets a storage of its own."""
+        arr = obj._data
+        root = dispatch.storage(arr) if dispatch.is_host(arr) else None
+        if root is not None and root.dtype == arr.dtype and root.flags.c_contiguous and \
+                all(st >= 0 and st % arr.itemsize == 0 for st in arr.strides):
+            key = (id(root), arr.dtype.str)
+            name = self.storages.get(key, (None,))[0]
+            if name is None:
+                name = f"s{len(self.storages)}"
+                self.storages[key] = (name, root)  # kept: its id stays its own while saving
+                self.arrays[name] = root.reshape(-1)
+            offset = dispatch.element_offset(arr, root) if arr.size else 0
+            return {"storage": name, "offset": int(offset), "shape": list(arr.shape),
+                    "stride": [st // arr.itemsize for st in arr.strides]}
+        name = f"s{len(self.storages)}"
+        self.storages[(name,)] = (name, None)
+        flat = np.ascontiguousarray(obj._host).reshape(-1)  # a CUDA tensor is copied to the host, as torch's
+        self.arrays[name] = flat
+        shape = list(obj.shape)
+        stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        return {"storage": name, "offset": 0, "shape": shape, "stride": stride}
+
+
+def _encode(obj, writer, depth=0):
+    if isinstance(obj, Tensor):
+        return writer.tensor(obj)
     if isinstance(obj, (dict, list, tuple)) and depth >= MAX_DEPTH:
         raise ValueError(f"numgrad.save: the object nests dicts, lists and tuples more than {MAX_DEPTH} levels "
                          "deep, more than numgrad.load reads")
@@ -64,11 +106,12 @@ def _encode(obj, arrays, depth=0):
         for key in obj:
             if not isinstance(key, (str, int)):
                 raise TypeError(f"numgrad.save: dict keys must be str or int, got {type(key).__name__}")
-        return {"dict": [[key, _encode(value, arrays, depth + 1)] for key, value in obj.items()]}
+        kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
+        return {kind: [[key, _encode(value, writer, depth + 1)] for key, value in obj.items()]}
     if isinstance(obj, tuple):
-        return {"tuple": [_encode(v, arrays, depth + 1) for v in obj]}
+        return {"tuple": [_encode(v, writer, depth + 1) for v in obj]}
     if isinstance(obj, list):
-        return {"list": [_encode(v, arrays, depth + 1) for v in obj]}
+        return {"list": [_encode(v, writer, depth + 1) for v in obj]}
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, np.generic):
@@ -80,8 +123,9 @@ def _encode(obj, arrays, depth=0):
 def save(obj, f):
     """Writes `obj` (a tensor, or dicts/lists/tuples of tensors and plain values, such as a state_dict) to `f`,
     a path or a binary file object."""
-    arrays = {}
-    meta = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays)}
+    writer = _Writer()
+    meta = {"format": FORMAT, "version": VERSION, "object": _encode(obj, writer)}
+    arrays = dict(writer.arrays)
     arrays[META] = np.array(json.dumps(meta))
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:  # np.savez would append ".npz" to a path without it
@@ -120,6 +164,7 @@ class _Archive:
 
     def __init__(self, zf, size, source):
         self.zf, self.budget, self.source, self.arrays = zf, size, source, {}
+        self.loaded = {}  # tensor name -> the tensor made for it
 
     def read(self, member, accept):
         """The array in `member`; `accept(shape, dtype)` returns why the header is refused, or None."""
@@ -257,16 +302,22 @@ def _decode(obj, archive, restore, where, depth=0):
         raise _fail(f"{where}: the index holds a {_kind(obj)} where it should hold a tensor, dict, list, tuple "
                     "or plain value")
     if "tensor" in obj:
-        return _decode_tensor(obj, archive, restore, where)
+        name = obj["tensor"]
+        if isinstance(name, str) and name in archive.loaded:  # one tensor saved twice is one object
+            return archive.loaded[name]
+        tensor = _decode_tensor(obj, archive, restore, where)
+        if isinstance(name, str):
+            archive.loaded[name] = tensor
+        return tensor
     (kind, items), = obj.items() if len(obj) == 1 else ((None, None),)
-    if kind not in ("dict", "list", "tuple"):
+    if kind not in ("dict", "odict", "list", "tuple"):
         raise _fail(f"{where}: unknown entry {sorted(obj)} in the file's index")
     if not isinstance(items, list):
         raise _fail(f"{where}: the index's {kind} holds a {_kind(items)}, not a list")
     if depth >= MAX_DEPTH:
         raise _fail(f"{where}: the index nests more than {MAX_DEPTH} levels deep")
-    if kind == "dict":
-        result = collections.OrderedDict()
+    if kind in ("dict", "odict"):
+        result = collections.OrderedDict() if kind == "odict" else {}
         for item in items:
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int))):
                 raise _fail(f"{where}: a dict item in the index is not a [str or int key, value] pair")
@@ -274,6 +325,31 @@ def _decode(obj, archive, restore, where, depth=0):
         return result
     values = [_decode(v, archive, restore, f"{where}[{i}]", depth + 1) for i, v in enumerate(items)]
     return tuple(values) if kind == "tuple" else values
+
+
+def _is_int_list(value):
+    return isinstance(value, list) and all(type(v) is int for v in value)
+
+
+def _tensor_in_storage(entry, archive, dtype, where):
+    """The tensor a version-2 entry places in its storage: a strided view of the flat storage array, once
+    its offset, shape and strides are checked to stay inside it."""
+    name, offset, shape, stride = entry["storage"], entry.get("offset"), entry.get("shape"), entry.get("stride")
+    if not (isinstance(name, str) and type(offset) is int and _is_int_list(shape) and _is_int_list(stride)
+            and len(shape) == len(stride) and len(shape) <= 64):
+        raise _fail(f"{where}: a tensor entry's storage, offset, shape or stride has the wrong type")
+    if offset < 0 or any(n < 0 for n in shape) or any(st < 0 for st in stride):
+        raise _fail(f"{where}: a tensor entry has a negative offset, size or stride")
+    with _reading(archive.source):
+        flat = archive.tensor(name, dtype, where)
+    if flat.ndim != 1:
+        raise _fail(f"{where}: storage '{name}' is not a flat array")
+    if math.prod(shape) and offset + sum((n - 1) * st for n, st in zip(shape, stride)) >= flat.size:
+        raise _fail(f"{where}: a tensor of shape {shape}, strides {stride} and offset {offset} reaches past "
+                    f"the {flat.size} elements of its storage '{name}'; the file is corrupt or crafted")
+    if not math.prod(shape):
+        return np.empty(shape, dtype.np)
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, [st * flat.itemsize for st in stride])
 
 
 def _decode_tensor(entry, archive, restore, where):
@@ -289,8 +365,11 @@ def _decode_tensor(entry, archive, restore, where):
     dtype = dtypes._BY_NAME[dtype_name]
     if requires_grad and not dtype.is_floating_point:
         raise _fail(f"{where}: the index says a {dtype_name} tensor requires grad")
-    with _reading(archive.source):
-        data = archive.tensor(name, dtype, where)
+    if "storage" in entry:
+        data = _tensor_in_storage(entry, archive, dtype, where)
+    else:  # version 1: an array of its own
+        with _reading(archive.source):
+            data = archive.tensor(name, dtype, where)
     restored = restore(Tensor._make(data, dtype), device)
     if not isinstance(restored, Tensor) or tuple(restored.shape) != data.shape or restored._dtype is not dtype:
         raise TypeError(f"map_location returned {restored!r} for a {dtype_name} tensor of shape "
@@ -334,9 +413,9 @@ def _load(fh, restore, source):
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise _fail("not a numgrad file (its index does not say format 'numgrad')")
         version = meta.get("version")
-        if type(version) is not int or version != VERSION:
-            raise _fail(f"file format version {version!r} is not supported (this numgrad reads version "
-                        f"{VERSION})")
+        if type(version) is not int or version not in READABLE_VERSIONS:
+            raise _fail(f"file format version {version!r} is not supported (this numgrad reads versions "
+                        f"{', '.join(map(str, READABLE_VERSIONS))})")
         if "object" not in meta:
             raise _fail("the file's index has no 'object'")
         return _decode(meta["object"], archive, restore, "object")

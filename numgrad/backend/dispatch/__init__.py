@@ -70,9 +70,13 @@ def storage(arr):
     if on_gpu(arr):
         return arr.buf
     base = arr.base
-    while isinstance(base, np.ndarray):
-        arr, base = base, base.base
-    return arr
+    while True:
+        if isinstance(base, np.ndarray):
+            arr, base = base, base.base
+        elif isinstance(getattr(base, "base", None), np.ndarray):  # as_strided's holder (an expanded view)
+            base = base.base
+        else:
+            return arr
 
 
 def owns_memory(arr):

@@ -116,9 +116,9 @@ def test_foreign_npz_and_mismatched_index(tmp_path):
     broken = tmp_path / "broken.npz"
     with zipfile.ZipFile(good) as src, zipfile.ZipFile(broken, "w") as dst:
         for item in src.infolist():
-            if item.filename != "t0.npy":
+            if item.filename != "s0.npy":
                 dst.writestr(item, src.read(item.filename))
-    with pytest.raises(RuntimeError, match=r"object\['w'\]: the file has no array 't0'"):
+    with pytest.raises(RuntimeError, match=r"object\['w'\]: the file has no array 's0'"):
         numgrad.load(broken)
 
 

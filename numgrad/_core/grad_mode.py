@@ -31,7 +31,6 @@ class _ModeContext:
             STATE.grad_enabled = False
         else:
             STATE.grad_enabled, STATE.inference = self._prev
-        return False
 
     def clone(self):
         return self.__class__()

@@ -62,6 +62,14 @@ class BackwardCFunction(FunctionCtx, Node):
         if len(result) < expected or (len(result) > expected and any(r is not None for r in result[expected:])):
             raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
                                f"(expected {expected}, got {len(result)})")
+        for i, (r, meta) in enumerate(zip(result, self._arg_meta)):
+            if r is None:
+                continue
+            if meta is None:
+                raise RuntimeError(f"function {type(self).__name__} returned a gradient different than None at "
+                                   f"position {i + 1}, but the corresponding forward input was not a Variable")
+            if not isinstance(r, TensorBase):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
         return [self._checked(i, r) for i, (r, meta) in enumerate(zip(result, self._arg_meta)) if meta is not None]
 
     def _checked(self, i, grad):

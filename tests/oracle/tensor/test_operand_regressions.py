@@ -1,6 +1,7 @@
 """Regressions found by the hardening probe, each against torch: operators given something that is neither
 a tensor nor a number leave it to Python (`t == None` is False, `t + None` is Python's TypeError, `+=` too);
-a Python int beyond int64 is torch's ValueError; detach_() of a view raises."""
+a Python int beyond int64 is torch's ValueError; detach_() of a view raises; a Size joined or repeated with
+tuples stays a Size; a device equals devices only (device("cpu") == "cpu" is False)."""
 import warnings
 
 import pytest
@@ -57,6 +58,16 @@ CASES = {
     "detach_ of a slice": lambda L: L.ones(3)[0:1].detach_(),
     "detach_ of a view of a leaf": lambda L: L.ones(3, requires_grad=True).view(3).detach_(),
     "detach_ of a leaf": lambda L: L.ones(3, requires_grad=True).detach_().requires_grad,
+    "Size + tuple": lambda L: L.ones(2, 3).shape + (4,),
+    "tuple + Size": lambda L: (1,) + L.ones(2, 3).shape,
+    "Size * 2": lambda L: L.ones(2, 3).shape * 2,
+    "2 * Size": lambda L: 2 * L.ones(2, 3).shape,
+    "Size + Size": lambda L: L.ones(2).shape + L.ones(3).shape,
+    "Size == tuple": lambda L: L.ones(2, 3).shape == (2, 3),
+    "device == str": lambda L: L.device("cpu") == "cpu",
+    "device != str": lambda L: L.device("cpu") != "cpu",
+    "device == device": lambda L: L.ones(1).device == L.device("cpu"),
+    "device hash": lambda L: hash(L.device("cpu")) == hash(L.device("cpu")),
 }
 
 

@@ -6,29 +6,12 @@ import math
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 import torch
 
 import numgrad
-
-
-def outcome(fn, lib):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
-        return type(e).__name__, str(e)
-    if isinstance(r, tuple):
-        return tuple(outcome(lambda _: x, lib) for x in r)
-    if hasattr(r, "dtype"):
-        signs = [math.copysign(1, v) for v in r.reshape(-1).tolist() if v == 0]
-        values = [float(f"{v:.6g}") for v in r.reshape(-1).tolist()]  # float32 sums may differ in the last bit
-        return (repr(values), str(r.dtype).split(".")[-1], tuple(r.shape), signs,
-                r.grad_fn.name() if r.grad_fn is not None else None)
-    return r
+from helpers.outcomes import outcome
 
 
 def _with_grads(loss_fn, *values):

@@ -4,30 +4,14 @@ result's type; a scalar exponent of +-0.5 keeps -0.0's sign; numbers that do not
 refused by fill_/full/masked_fill/setitem; in-place writes whose memory meets itself or an input raise
 torch's "unsupported operation" errors, while writes torch allows into expanded views work."""
 import math
-import warnings
 
 import pytest
 import torch
 
 import numgrad
+from helpers.outcomes import outcome
 
 FUSION = pytest.mark.parametrize("fusion", [True, False])
-
-
-def outcome(fn, lib):
-    """What calling fn(lib) gives, as comparable data: the value with its dtype, or the exception."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
-        return type(e).__name__, str(e)
-    if isinstance(r, tuple):
-        return tuple(outcome(lambda _: x, lib) for x in r)
-    if hasattr(r, "dtype"):
-        zero_signs = [math.copysign(1, v) for v in r.reshape(-1).tolist() if v == 0]
-        return repr(r.tolist()), str(r.dtype).split(".")[-1], tuple(r.shape), zero_signs
-    return r
 
 
 def same_as_torch(fn, fusion):

@@ -2,22 +2,12 @@
 a tensor nor a number leave it to Python (`t == None` is False, `t + None` is Python's TypeError, `+=` too);
 a Python int beyond int64 is torch's ValueError; detach_() of a view raises; a Size joined or repeated with
 tuples stays a Size; a device equals devices only (device("cpu") == "cpu" is False)."""
-import warnings
 
 import pytest
 import torch
 
 import numgrad
-
-
-def outcome(fn, lib):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
-        return type(e).__name__, str(e)
-    return repr(r).replace("torch.", "").replace("numgrad.", "")
+from helpers.outcomes import outcome
 
 
 def _iadd_none(L):

@@ -91,7 +91,7 @@ class Tensor(TensorBase, result_class=True):
     # ---- views, indexing, joins, products -------------------------------------------------------
     t = shape.t_
     T = property(shape.T)
-    mT = property(lambda self: shape.transpose(self, -2, -1))
+    mT = property(lambda self: shape.matrix_transpose(self))
     swapaxes = swapdims = shape.transpose
     __getitem__ = indexing.getitem
     __setitem__ = indexing.setitem

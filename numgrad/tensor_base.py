@@ -14,8 +14,8 @@ from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OV
                              PARTIAL_OVERLAP)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
-from .backend.dispatch import (data_ptr, device_of_array, host_view, internal_overlap, is_host, partial_overlap,
-                               to_host)
+from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
+                               partial_overlap, storage, to_host)
 
 _WARNED_ONCE = {}
 
@@ -120,6 +120,19 @@ class TensorBase:
 
     def element_size(self):
         return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return math.prod(self._shape) * self._dtype.itemsize
+
+    def storage_offset(self):
+        """Where this tensor starts in the memory it shares with its base and views, in elements."""
+        arr = self._data
+        return element_offset(arr, storage(arr)) if arr.size else 0
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous

@@ -67,11 +67,15 @@ def _infer_dtype(obj):
     raise TypeError(f"Could not infer dtype of {type(obj).__name__}")
 
 
-def _to_nested(obj):
+def _to_nested(obj, inside=False):
     if isinstance(obj, TensorBase):
+        if inside:  # a tensor inside a sequence is one number, as torch reads it
+            if math.prod(obj._shape) != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return obj._data.reshape(())
         return obj._data
     if isinstance(obj, (list, tuple)):
-        return [_to_nested(o) for o in obj]
+        return [_to_nested(o, True) for o in obj]
     return obj
 
 

@@ -243,6 +243,14 @@ def expand(t, *sizes):
     return out
 
 
+def matrix_transpose(t):
+    """Tensor.mT: the last two dims swapped."""
+    if t._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {t._data.ndim}-D "
+                           "tensor.")
+    return transpose(t, -2, -1)
+
+
 def expand_as(t, other):
     return expand(t, *other.shape)
 

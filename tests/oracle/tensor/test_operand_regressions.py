@@ -1,7 +1,8 @@
 """Regressions found by the hardening probe, each against torch: operators given something that is neither
 a tensor nor a number leave it to Python (`t == None` is False, `t + None` is Python's TypeError, `+=` too);
 a Python int beyond int64 is torch's ValueError; detach_() of a view raises; a Size joined or repeated with
-tuples stays a Size; a device equals devices only (device("cpu") == "cpu" is False)."""
+tuples stays a Size; a device equals devices only (device("cpu") == "cpu" is False); a tensor inside a list
+given to tensor() must be one number; storage_offset, nbytes, itemsize; mT refuses fewer than 2 dims."""
 
 import pytest
 import torch
@@ -58,6 +59,14 @@ CASES = {
     "device != str": lambda L: L.device("cpu") != "cpu",
     "device == device": lambda L: L.ones(1).device == L.device("cpu"),
     "device hash": lambda L: hash(L.device("cpu")) == hash(L.device("cpu")),
+    "tensor of 1-d tensors": lambda L: L.tensor([L.ones(2), L.zeros(2)]),
+    "tensor of one-element tensors": lambda L: L.tensor([L.ones(1), L.tensor(2.0)]),
+    "tensor of 0-d int tensors": lambda L: L.tensor([L.tensor(1), L.tensor(2)]),
+    "storage_offset of a slice": lambda L: L.arange(6.0)[2:].view(2, 2)[1].storage_offset(),
+    "storage_offset of a fresh tensor": lambda L: (L.ones(3) * 2).storage_offset(),
+    "nbytes and itemsize": lambda L: (L.ones(2, 3).nbytes, L.ones(2, dtype=L.int64).itemsize, L.zeros(0).nbytes),
+    "mT of a 1-d tensor": lambda L: L.ones(2).mT,
+    "mT of a batch": lambda L: L.arange(8.0).view(2, 2, 2).mT,
 }
 
 

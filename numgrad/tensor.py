@@ -10,6 +10,7 @@ from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from ._core.shapes import broadcast_shapes
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -33,7 +34,8 @@ def _table_methods():
         methods[name] = getattr(shape, name)
     # in-place forms: compute out of place, then write into self (version bump, grad_fn rebase)
     inplace = [e.name for e in published if e.kind != "compare"] + [
-        "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "round"]
+        "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
+        "negative", "absolute"]
     for name in inplace:
         methods[name + "_"] = _inplace(getattr(F, name))
     return methods
@@ -52,11 +54,19 @@ def _reflected(fn):
 
 
 def _logical(name, bitwise_int):
+    kernel = {"logical_and": "bitwise_and_cpu", "logical_or": "bitwise_or_cpu", "logical_xor": "bitwise_xor_cpu"}[name]
+
     def op(self, other):
-        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
-            return getattr(F, name)(self, other)
+        if isinstance(other, TensorBase):  # shapes first, then the dtype, as torch's TensorIterator
+            broadcast_shapes(self._shape, other._shape)
+        tensors = [(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)]
+        result = dtypes.result_type(tensors, [] if isinstance(other, TensorBase) else [other])
+        if result.is_floating_point:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
+        if result is dtypes.bool_:
+            return apply(name, self, other)
         other_data = other._data if isinstance(other, TensorBase) else other
-        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)), self.dtype)
+        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)).astype(result.np), result)
     return op
 
 
@@ -130,7 +140,7 @@ class Tensor(TensorBase, result_class=True):
 
     __rmul__ = __mul__
     __truediv__ = F.div
-    __rtruediv__ = _reflected(F.div)
+    __rtruediv__ = F._rdiv
     __pow__ = F.pow
     __rpow__ = _reflected(F.pow)
     __neg__ = F.neg
@@ -153,11 +163,18 @@ class Tensor(TensorBase, result_class=True):
     def __hash__(self):
         return id(self)
 
+    def __contains__(self, element):
+        """`element in t`, as torch: (element == t).any(); a number or a tensor."""
+        if not isinstance(element, (TensorBase, int, float, bool)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool(F.any(F.eq(self, element)))
+
     def __invert__(self):
         if self.dtype is dtypes.bool_:
             return F.logical_not(self)
         if self.dtype.is_floating_point:
-            raise TypeError("ufunc 'invert' not supported for the input types")
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return Tensor._make(np.invert(self._data), self.dtype)
 
     def __iadd__(self, other):
@@ -191,7 +208,9 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
-        return self._fill_from(src, "CopyBackwards")
+        if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
+            broadcast_shapes(self._shape, src._shape)
+        return self._fill_from(src, "torch::autograd::CopyBackwards")
 
     def _fill_from(self, source, name):
         """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op; the old

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from .._core import dtypes
+from .._core.shapes import broadcast_shapes
 from ..backend import dispatch
 from .._core.grad_mode import no_grad
 from ..node import record
@@ -55,10 +56,11 @@ def _mse_derivatives(node, want):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    check_reduction(reduction)
     _warn_size(input, target)
+    # torch broadcasts the two (its RuntimeError for a mismatch) before it reads the reduction
+    shape = broadcast_shapes(input.shape, target.shape)
+    check_reduction(reduction)
     if input.shape != target.shape:
-        shape = np.broadcast_shapes(input.shape, target.shape)
         input, target = input.expand(*shape), target.expand(*shape)
     diff = input._data - target._data
     loss = diff * diff

@@ -109,7 +109,10 @@ def apply(name, *args):
 @functools.lru_cache(maxsize=None)
 def node_class(name):
     entry = ELEMENTWISE[name]
-    return type(entry.node, (ElementwiseBackward,), {})
+    # a C++-style name (torch::autograd::NotImplemented) names the class by its last part and is what
+    # name() returns, as op_node_class does
+    attrs = {"name": lambda self, _full=entry.node: _full} if "::" in entry.node else {}
+    return type(entry.node.split("::")[-1], (ElementwiseBackward,), attrs)
 
 
 class ElementwiseBackward(Node):

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from .._core.dtypes import bool_, int64
+from .._core.grad_mode import no_grad
 from ..backend import dispatch
 from ..node import record
 from ..spec.table import ELEMENTWISE
@@ -43,27 +44,40 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _scaled(input, other, alpha):
+    """other * alpha for add/sub; torch refuses a float alpha for integral inputs."""
+    if alpha == 1:
+        return other
+    integral = [not t.dtype.is_floating_point for t in (input, other) if isinstance(t, TensorBase)]
+    if isinstance(alpha, float) and builtins.all(integral):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return other * alpha  # a number times a number stays a number; a tensor goes through mul
+
+
 def add(input, other, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
+    other = _scaled(input, other, alpha)
     if _scalar(input):
         input, other = other, input
     return apply("add", input, other)
 
 
 def sub(input, other, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
-    if _scalar(input):
-        return apply("rsub", other, input)
-    return apply("sub", input, other)
+    other = _scaled(input, other, alpha)
+    return apply("sub", input, other)  # a number first too: torch.sub(2, t) is SubBackward0 (2 - t is rsub)
 
 
 subtract = sub
 
 
 def rsub(input, other, alpha=1):
-    return sub(other, input, alpha)
+    if alpha != 1:
+        input = mul(input, alpha)
+    return apply("rsub", input, other) if _scalar(other) else apply("sub", other, input)
+
+
+def _rdiv(self, other):
+    """`other / self` for a number `other`: torch computes it as reciprocal(self) * other (MulBackward0)."""
+    return mul(reciprocal(self), other)
 
 
 def mul(input, other):
@@ -76,12 +90,31 @@ multiply = mul
 
 
 def div(input, other, rounding_mode=None):
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if _scalar(input):  # torch computes scalar / t as reciprocal(t) * scalar
-        return mul(reciprocal(other), input)
-    out = apply("div", input, other)
-    return trunc(out) if rounding_mode == "trunc" else out
+    if rounding_mode is None:
+        return apply("div", input, other)  # torch.div(2, t) is DivBackward0; 2 / t is Tensor.__rtruediv__
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    with no_grad():  # the rounded quotient: integers stay integers, as torch's div_trunc / div_floor
+        if rounding_mode == "trunc":  # bool divides as int64 (the correction below subtracts)
+            input, other = (t.to(int64) if isinstance(t, TensorBase) and t.dtype is bool_ else t
+                            for t in (input, other))
+        out = floor_divide(input, other)
+        if rounding_mode == "trunc":
+            if out.dtype.is_floating_point:
+                out = trunc(apply("div", input, other))
+            else:  # floor rounds toward -inf: step back toward zero where the division was inexact
+                inexact = ne(sub(input, mul(out, other)), 0)
+                out = add(out, logical_and(inexact, lt(out, 0)))
+    tensors = [t if isinstance(t, TensorBase) else None for t in (input, other)]
+    record("DivBackward2", _div_rounded_backward, tensors, [out])
+    return out
+
+
+def _div_rounded_backward(node, g):
+    """torch's derivative of a rounded division: grad * 0, for each tensor input (NaN where grad is inf)."""
+    zero = g * 0
+    return tuple(None if meta is None else zero._sum_to(meta[0]) for meta in node.input_meta)
 
 
 def floor_divide(input, other):
@@ -109,8 +142,12 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
-        lo = min if min is not None else creation.full_like(input, float("-inf"))
-        hi = max if max is not None else creation.full_like(input, float("inf"))
+        if input.dtype is bool_ and (min is None or max is None):  # torch's clamp_min/max(Tensor): maximum's kernel
+            return apply("maximum", input, min) if max is None else apply("minimum", input, max)
+        low, high = (-np.inf, np.inf) if input.dtype.is_floating_point else (
+            (False, True) if input.dtype is bool_ else (np.iinfo(np.int64).min, np.iinfo(np.int64).max))
+        lo = min if min is not None else creation.full_like(input, low)
+        hi = max if max is not None else creation.full_like(input, high)
         return apply("clamp_tensor", input, lo, hi)
     if min is None:
         return apply("clamp_max", input, max)
@@ -130,11 +167,22 @@ def clamp_max(input, max):
     return clamp(input, max=max)
 
 
+def _tensor_arg(fn, value, position, name="other"):
+    """torch's Python binding refusing a non-tensor argument (maximum(t, 2), a NumPy scalar input, ...)."""
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
 def maximum(input, other):
+    _tensor_arg("maximum", input, 1, "input")
+    _tensor_arg("maximum", other, 2)
     return apply("maximum", input, other)
 
 
 def minimum(input, other):
+    _tensor_arg("minimum", input, 1, "input")
+    _tensor_arg("minimum", other, 2)
     return apply("minimum", input, other)
 
 
@@ -164,6 +212,14 @@ def gelu(input, approximate="none"):
 
 def _compare(name):
     def fn(input, other):
+        if name.startswith("logical_"):  # torch's logical functions take two tensors (eq, lt, ... a number too)
+            _tensor_arg(name, input, 1, "input")
+            _tensor_arg(name, other, 2)
+        elif not isinstance(input, TensorBase):  # a number first: torch's binding has no such signature
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(other).__name__ if not isinstance(other, TensorBase) else 'Tensor'}), "
+                            f"but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            f" * (Tensor input, Number other, *, Tensor out = None)\n")
         return apply(name, input, other)
     fn.__name__ = name
     return fn
@@ -192,6 +248,8 @@ def trunc(input):
 
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
+    if input.dtype is bool_:  # torch has no rounding kernel for bool
+        raise NotImplementedError(f'"{np_name}_vml_cpu" not implemented for \'Bool\'')
     # NumPy's rounding of a 0-d array is a NumPy scalar: asarray keeps an array (on the input's device)
     out = TensorBase._make(dispatch.asarray(getattr(np, np_name)(input._data), input._data.dtype), input.dtype)
     record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
@@ -207,10 +265,17 @@ def equal(input, other):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _same_dtype(input, other)
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def _same_dtype(input, other):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.word} did not match {other.dtype.word}")
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _same_dtype(input, other)
     return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
 
 
@@ -238,6 +303,7 @@ def _bool_reduce_folded(input, dim, keepdim, kind):
 
 
 def _bool_reduce_numpy(input, dim, keepdim, kind):
+    _axes(input, dim)  # torch's dim checks (NumPy's AxisError otherwise)
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
     data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
     return TensorBase._make(np.asarray(data), bool_)
@@ -253,5 +319,5 @@ zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, crea
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "builtins_abs",
+           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "builtins_abs",
                         "builtins_max", "builtins_min")]

@@ -434,7 +434,7 @@ def _scatter(op, t, dim, index, src, add, bounds=True):
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds)
     if is_tensor and src._dtype is not t._dtype:
-        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
     data = t._data.copy()
     values = _leading(src._data, index._data.shape) if is_tensor else\
         dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)

@@ -95,7 +95,7 @@ def test_every_entry_is_covered():
             assert not entry.grads and not entry.node
         else:
             assert (entry.node.endswith(tuple("0123456789")) and "Backward" in entry.node) or \
-                entry.node == "NotImplemented"
+                entry.node == "torch::autograd::NotImplemented"
 
 
 # ---- drawing cases from an entry ------------------------------------------------------------------

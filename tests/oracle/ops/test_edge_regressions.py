@@ -1,0 +1,216 @@
+"""Regressions from the issue-13 edge sweep (test_edge_sweep.py), one test per root cause, each against torch,
+fused and unfused; the docstring of each says what numgrad did wrong."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from helpers.edge_compare import compare
+
+inf, nan = float("inf"), float("nan")
+F32 = np.float32
+
+
+@pytest.fixture(params=[True, False], ids=["fused", "unfused"])
+def fusion(request):
+    return request.param
+
+
+def same(fn, *arrays, fusion=None, **kw):
+    d = compare(fn, *arrays, fusion=fusion, **kw)
+    assert d is None, d
+
+
+def test_reduction_of_an_empty_tensor_over_a_nonempty_dim(fusion):
+    """sum/mean/amax/var/norm of a (0, 4) tensor over dim -1 crashed fused (IndexError reading the first
+    element of an empty array taken for a broadcast scalar in the fused-fold IR)."""
+    x = np.zeros((0, 4), F32)
+    for name in ("sum", "mean", "amax", "var", "norm", "logsumexp"):
+        same(lambda lib, x: getattr(lib, name)(x, -1), x, fusion=fusion)
+    same(lambda lib, x: (x * 2 + 1).sum(-1), x, fusion=fusion)
+
+
+def test_relu_and_clamp_keep_negative_zero(fusion):
+    """relu(-0.0) and clamp(-0.0, min=0) gave +0.0: the kernels' maximum/minimum returned the bound on a tie,
+    torch (std::max/std::min, clamp_min) returns the input."""
+    x = np.array([-0.0, 0.0, -1.0, nan, 2.0], F32)
+    same(lambda lib, x: lib.relu(x), x, fusion=fusion)
+    same(lambda lib, x: lib.clamp(x, min=0.0), x, fusion=fusion)
+    same(lambda lib, x: lib.clamp(x, -0.0, 0.0), x, fusion=fusion)
+    same(lambda lib, x: lib.clamp(x, min=nan), x, fusion=fusion)
+
+
+def test_rounding_refuses_bool_and_has_in_place_forms(fusion):
+    """floor/ceil/round/trunc of a bool tensor returned it (torch: NotImplementedError "floor_vml_cpu" ...);
+    Tensor.ceil_, trunc_, negative_ and absolute_ did not exist."""
+    for name in ("floor", "ceil", "round", "trunc"):
+        same(lambda lib, x: getattr(lib, name)(x), np.array([True, False]), fusion=fusion)
+    x = np.array([-2.5, -0.0, 0.5, inf], F32)
+    for name in ("ceil_", "trunc_", "negative_", "absolute_"):
+        same(lambda lib, x: (lambda y: (getattr(y, name)(), y))(x.clone()), x, fusion=fusion)
+
+
+def test_division_gradients_in_torch_order(fusion):
+    """d(a/b)/db was -g*a/(b*b): NaN where b*b underflows (b subnormal, a = 0) and torch, computing
+    -g*((a/b)/b), gives -0; reciprocal's -g*out*out gave 0 where torch's -g*(out*out) gives NaN (0*inf)."""
+    a = np.array([0.0, -0.0, 1.0, 3.0], F32)
+    b = np.array([1e-45, 1e-45, 1e-30, 2.0], F32)
+    same(lambda lib, a, b: a / b, a, b, fusion=fusion)
+    same(lambda lib, b: -0.0 / b, b, fusion=fusion)
+    same(lambda lib, b: b.reciprocal() * 0.0, b, fusion=fusion)
+
+
+def test_functional_div_and_sub_with_a_number_first():
+    """torch.div(2, t) and torch.sub(2, t) record DivBackward0 / SubBackward0 (2 / t and 2 - t are
+    MulBackward0 / RsubBackward1): numgrad recorded the operators' nodes for the functions."""
+    x = np.array([1.0, -0.0, 2.0], F32)
+    for fn in (lambda lib, x: lib.div(2, x), lambda lib, x: lib.sub(2, x), lambda lib, x: 2 / x,
+               lambda lib, x: 2 - x, lambda lib, x: lib.rsub(x, 2, alpha=3)):
+        same(fn, x)
+
+
+def test_functions_taking_only_tensors_refuse_numbers():
+    """maximum/minimum/logical_and/or/xor accepted a Python number and eq/lt/... a number first; torch's
+    binding raises TypeError."""
+    x = np.array([1.0, 2.0], F32)
+    for fn in (lambda lib, x: lib.maximum(x, 2), lambda lib, x: lib.minimum(x, 0.5),
+               lambda lib, x: lib.logical_xor(x, 0.0), lambda lib, x: lib.logical_and(True, x),
+               lambda lib, x: lib.eq(2, x), lambda lib, x: lib.lt(2.5, x)):
+        same(fn, x)
+
+
+def test_prod_backward_with_several_zeros_and_a_dtype():
+    """prod's gradient with two or more zeros was NaN where an inf or NaN sat among the other elements
+    (torch: zeros); with dtype= the gradient came back in the product's dtype, not the input's."""
+    x = np.array([[0.0, -0.0, 1.0], [inf, nan, 2.0]], F32)
+    same(lambda lib, x: lib.prod(x), x)
+    same(lambda lib, x: lib.prod(x, 1, dtype=lib.float64), x)
+    same(lambda lib, x: lib.prod(x, (0, 1)), x)
+
+
+def test_reduction_argument_checks_in_torch_order():
+    """A tuple dim for prod/max/min/argmax/softmax, an out-of-range dim for all/any (NumPy's AxisError), amax's
+    empty-dim message (torch names the dim as given), argmax of bool with a bad dim, softmax's dtype and a
+    0-d softmax dim: each raised another type or message than torch, or at another step."""
+    x = np.zeros((3, 0), F32)
+    y = np.ones((3, 4), F32)
+    for fn, arr in ((lambda lib, x: lib.prod(x, (0, 1)), y), (lambda lib, x: lib.max(x, (0, 1)), y),
+                    (lambda lib, x: lib.argmax(x, (0, 1)), y), (lambda lib, x: lib.softmax(x, (0, 1)), y),
+                    (lambda lib, x: lib.all(x, 2), y), (lambda lib, x: lib.any(x, -3), y),
+                    (lambda lib, x: lib.amax(x, -1), x), (lambda lib, x: lib.amin(x, (0, -1)), x),
+                    (lambda lib, x: lib.argmax(x > 0, 2), y), (lambda lib, x: lib.softmax(x, 1, True), y),
+                    (lambda lib, x: lib.softmax(x.long(), 2), np.array(1.0, F32)),
+                    (lambda lib, x: lib.norm(x, (0, 1)), y)):
+        same(fn, arr)
+
+
+def test_std_of_float32_near_1e30(fusion):
+    """std of float32 values near 1e30 was inf: the squares overflowed float32 (torch accumulates in double)."""
+    x = np.array([[1e30, -1e30, 3e30], [1.0, 2.0, 4.0]], F32)
+    same(lambda lib, x: lib.std(x), x, fusion=fusion)
+    same(lambda lib, x: lib.std(x, 1), x, fusion=fusion)
+    same(lambda lib, x: lib.var(x, 1), x, fusion=fusion)
+
+
+def test_softmax_logsumexp_and_norm_of_empty_tensors(fusion):
+    """softmax/log_softmax/logsumexp over an empty dim raised amax's error (torch: an empty result, -inf);
+    an empty int softmax is no error in torch; a negative or inf norm of an empty tensor is one."""
+    for arr in (np.zeros((0, 4), F32), np.zeros((3, 0), F32)):
+        for d in (0, -1):
+            for fn in (lambda lib, x: lib.softmax(x, d), lambda lib, x: lib.log_softmax(x, d),
+                       lambda lib, x: lib.logsumexp(x, d), lambda lib, x: lib.softmax(x.long(), d),
+                       lambda lib, x: lib.norm(x, -1), lambda lib, x: lib.norm(x, inf),
+                       lambda lib, x: lib.norm(x, inf, d)):
+                same(fn, arr, fusion=fusion)
+
+
+def test_norm_backward_at_nan_inf_and_zero():
+    """norm's gradient for p = inf/-inf was NaN in a row holding a NaN (torch counts the NaN as the maximum
+    and gives 0s); for p < 1 it was NaN at inf entries and lost signs at zeros; norm(dtype=) was ignored."""
+    x = np.array([[0.0, -0.0, 1.0, -2.5], [inf, -inf, 3.0, 1e30], [nan, 1e-30, -1.0, 0.5]], F32)
+    for args in ((inf, 1), (-inf,), (-1, 1), (0.5, 1), (3,), (1.5, 0)):
+        same(lambda lib, x: lib.norm(x, *args), x)
+    same(lambda lib, x: lib.norm(x, dtype=lib.float64), x)
+
+
+def test_bitwise_operators_and_invert_on_floats_and_promotion():
+    """& | ^ of float tensors raised NumPy's TypeError (torch: NotImplementedError "bitwise_and_cpu" ...), of
+    bool with int64 kept bool (torch: int64), before checking shapes; ~float had NumPy's message."""
+    f = np.array([1.5, 0.0], F32)
+    b = np.array([True, False])
+    i = np.array([3, -2])
+    same(lambda lib, f: f & f, f)
+    same(lambda lib, b, i: b ^ i, b, i)
+    same(lambda lib, b: b | 1.5, b)
+    same(lambda lib, f: ~f, f)
+    same(lambda lib, f, b: f[:, None] & b[:1].repeat(3) if lib is torch else f[:, None] & b[:1].expand(3), f, b)
+
+
+def test_clamp_with_one_tensor_bound_on_integers():
+    """clamp(int64, min=tensor) filled the missing bound with inf cast to int64 (int64 min), so every result
+    was int64 min; clamp(bool, min=bool tensor) raised (torch: maximum's kernel)."""
+    i = np.array([0, 5, -7, 2**62])
+    same(lambda lib, i: lib.clamp(i, min=i[:1] + 1), i)
+    same(lambda lib, i: lib.clamp(i, max=i[:1] + 1), i)
+    same(lambda lib, b: lib.clamp(b, min=b[:1]), np.array([True, False]))
+
+
+def test_div_rounding_modes():
+    """div(rounding_mode='trunc'/'floor') recorded TruncBackward0 / floor_divide's node (torch: DivBackward2
+    with zero gradients), made float results for integer inputs under 'trunc', and accepted any mode."""
+    x = np.array([-7.0, -0.0, 2.5, inf], F32)
+    i = np.array([-7, 7, 0, 5])
+    for mode in ("trunc", "floor"):
+        same(lambda lib, x: lib.div(x, 3, rounding_mode=mode), x)
+        same(lambda lib, x: lib.div(x, x[:1], rounding_mode=mode), x)
+        same(lambda lib, i: lib.div(i, -2, rounding_mode=mode), i)
+        same(lambda lib, b: lib.div(b, 3, rounding_mode=mode), np.array([True, False]))
+    same(lambda lib, x: lib.div(x, 3, rounding_mode="round"), x)
+
+
+def test_add_and_sub_alpha():
+    """sub(t, 1, alpha=3) crashed (IndexError: the number times alpha went through mul with no tensor); a
+    float alpha with integer tensors was accepted (torch: RuntimeError)."""
+    i = np.array([1, -2])
+    x = np.array([1.0, -0.0], F32)
+    same(lambda lib, x: lib.sub(x, 1, alpha=3), x)
+    same(lambda lib, i: lib.sub(i, 1, alpha=3), i)
+    same(lambda lib, i: lib.add(i, i, alpha=0.5), i)
+    same(lambda lib, x: lib.add(x, 2, alpha=0.5), x)
+
+
+def test_isclose_allclose_refuse_mixed_dtypes():
+    """isclose/allclose compared tensors of different dtypes (torch: RuntimeError "Float did not match Double")."""
+    x = np.array([1.0, nan], F32)
+    same(lambda lib, x: lib.allclose(x, x.double()), x)
+    same(lambda lib, x: lib.isclose(x, x.long()), x)
+    same(lambda lib, x: lib.isclose(x, x, equal_nan=True), x)
+
+
+def test_copy_and_scatter_messages_and_names():
+    """copy_ from a tensor of a non-broadcastable shape raised NumPy's ValueError (torch: RuntimeError "The size
+    of tensor a ..."); copy_ and floor_divide recorded CopyBackwards / NotImplemented (torch's
+    torch::autograd::CopyBackwards / torch::autograd::NotImplemented); scatter_add's dtype message said
+    scatter_add() where torch says scatter()."""
+    x = np.ones((3, 4), F32)
+    same(lambda lib, x: lib.zeros(4, 3).copy_(x), x)
+    same(lambda lib, x: lib.zeros(2, 3, 4).copy_(x), x)
+    same(lambda lib, x: lib.floor_divide(x, 2), x)
+    same(lambda lib, x: lib.scatter_add(x > 0, 1, lib.tensor([[0]]), x), x)
+
+
+def test_contains():
+    """`3.0 in t` raised "Boolean value of Tensor with more than one value is ambiguous"; torch checks
+    (t == 3.0).any()."""
+    x = np.array([[1.0, 3.0], [nan, -0.0]], F32)
+    for v in (3.0, 0.0, nan, 7):
+        same(lambda lib, x: v in x, x)
+
+
+def test_mse_loss_shape_mismatch():
+    """mse_loss of unbroadcastable shapes raised NumPy's ValueError (torch: RuntimeError "The size of tensor a
+    ..."), and a bad reduction was reported before it (torch broadcasts first)."""
+    x = np.ones((3, 2), F32)
+    same(lambda lib, x: (torch.nn.functional if lib is torch else numgrad.nn.functional).mse_loss(x, lib.ones(3, 4)), x)
+    same(lambda lib, x: (torch.nn.functional if lib is torch else numgrad.nn.functional).mse_loss(
+        x, lib.ones(4), reduction="x"), x)

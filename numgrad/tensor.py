@@ -37,14 +37,22 @@ def _table_methods():
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
         "negative", "absolute"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name))
+        # torch's clamp_ family names the output type as C++ does ("long int"), the others as ScalarType
+        methods[name + "_"] = _inplace(getattr(F, name), elementwise=True,
+                                       cpp_names=name in ("clamp", "clip", "clamp_min", "clamp_max"))
     return methods
 
 
-def _inplace(fn):
+def _inplace(fn, elementwise=False, cpp_names=False):
     def op(self, *args, **kwargs):
         self._check_inplace()
-        return self._write(fn(self, *args, **kwargs))
+        # an elementwise op checks the output's shape before it runs (a kernel's own refusal would come
+        # first); sub refuses bool operands before that, as torch's
+        others = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
+        if elementwise and others and fn.__name__ != "sub" and broadcast_shapes(self._shape, *others) != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast_shapes(self._shape, *others))}")
+        return self._write(fn(self, *args, **kwargs), cpp_names)
     op.__name__ = fn.__name__ + "_"
     return op
 
@@ -279,17 +287,17 @@ class Tensor(TensorBase, result_class=True):
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
     # ---- in-place machinery ------------------------------------------------------------------------
-    def _write(self, result):
+    def _write(self, result, cpp_names=False):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
         self._check_inplace()
+        if result._data.shape != self._data.shape:  # torch checks the shape before the dtype
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(result._data.shape)}")
         if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and\
                 not (result._dtype is dtypes.bool_):
             raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
-                               f"type {self._dtype.word}")
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(result._data.shape)}")
+                               f"type {self._dtype.c_name if cpp_names else self._dtype.word}")
         node = result._grad_fn
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy

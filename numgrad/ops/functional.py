@@ -19,11 +19,34 @@ from .reduction import _axes, _fold, _kept_shape
 builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
 
 
+def _type_name(value):
+    """A Python type as torch's binding names it: `int`, `list`, `numpy.float32`."""
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def _tensor_arg(fn, value, position, name="other"):
+    """torch's Python binding refusing a non-tensor argument (maximum(t, 2), a NumPy scalar input, ...)."""
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {_type_name(value)}")
+
+
+def _takes_tensor(fn, name):
+    """fn (whose first argument is the input tensor) refusing anything else as torch's binding does."""
+    def checked(input, *args, **kwargs):
+        _tensor_arg(name, input, 1, "input")
+        return fn(input, *args, **kwargs)
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = fn.__doc__
+    return checked
+
+
 def _from_table(entry):
     """numgrad.<name> for an op-table entry: its one or two tensor (or number) arguments go to apply()."""
     name = entry.name
     if len(entry.inputs) == 1:
         def fn(input):
+            _tensor_arg(name, input, 1, "input")
             return apply(name, input)
     else:
         def fn(input, other):
@@ -44,6 +67,15 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _numbers(input, other):
+    """torch.add(2, 3) and the like: with no tensor among two numbers, the first becomes a 0-d tensor."""
+    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
+        if not (_scalar(input) and _scalar(other)):
+            raise TypeError(f"expected Tensor as element 0 in argument 0, but got {_type_name(input)}")
+        return creation.tensor(input)
+    return input
+
+
 def _scaled(input, other, alpha):
     """other * alpha for add/sub; torch refuses a float alpha for integral inputs."""
     if alpha == 1:
@@ -55,6 +87,7 @@ def _scaled(input, other, alpha):
 
 
 def add(input, other, alpha=1):
+    input = _numbers(input, other)
     other = _scaled(input, other, alpha)
     if _scalar(input):
         input, other = other, input
@@ -62,6 +95,7 @@ def add(input, other, alpha=1):
 
 
 def sub(input, other, alpha=1):
+    input = _numbers(input, other)
     other = _scaled(input, other, alpha)
     return apply("sub", input, other)  # a number first too: torch.sub(2, t) is SubBackward0 (2 - t is rsub)
 
@@ -81,6 +115,7 @@ def _rdiv(self, other):
 
 
 def mul(input, other):
+    input = _numbers(input, other)
     if _scalar(input):
         input, other = other, input
     return apply("mul", input, other)
@@ -90,6 +125,7 @@ multiply = mul
 
 
 def div(input, other, rounding_mode=None):
+    input = _numbers(input, other)
     if rounding_mode is None:
         return apply("div", input, other)  # torch.div(2, t) is DivBackward0; 2 / t is Tensor.__rtruediv__
     if rounding_mode not in ("trunc", "floor"):
@@ -118,6 +154,7 @@ def _div_rounded_backward(node, g):
 
 
 def floor_divide(input, other):
+    input = _numbers(input, other)
     return apply("floor_divide", input, other)
 
 
@@ -135,6 +172,7 @@ def pow(input, exponent):
 
 
 def square(input):
+    _tensor_arg("square", input, 1, "input")
     return pow(input, 2)
 
 
@@ -165,13 +203,6 @@ def clamp_min(input, min):
 
 def clamp_max(input, max):
     return clamp(input, max=max)
-
-
-def _tensor_arg(fn, value, position, name="other"):
-    """torch's Python binding refusing a non-tensor argument (maximum(t, 2), a NumPy scalar input, ...)."""
-    if not isinstance(value, TensorBase):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
 
 
 def maximum(input, other):
@@ -210,24 +241,29 @@ def gelu(input, approximate="none"):
     return apply("gelu_tanh" if approximate == "tanh" else "gelu", input)
 
 
-def _compare(name):
+def _compare(name, alias=None):
+    """numgrad.<name> (or its torch alias, which torch's messages name) for a comparison or logical entry."""
+    called = alias or name
+
     def fn(input, other):
         if name.startswith("logical_"):  # torch's logical functions take two tensors (eq, lt, ... a number too)
-            _tensor_arg(name, input, 1, "input")
-            _tensor_arg(name, other, 2)
+            _tensor_arg(called, input, 1, "input")
+            _tensor_arg(called, other, 2)
         elif not isinstance(input, TensorBase):  # a number first: torch's binding has no such signature
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+            raise TypeError(f"{called}() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, {type(other).__name__ if not isinstance(other, TensorBase) else 'Tensor'}), "
                             f"but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
                             f" * (Tensor input, Number other, *, Tensor out = None)\n")
         return apply(name, input, other)
-    fn.__name__ = name
+    fn.__name__ = called
     return fn
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
     globals()[_name] = _compare(_name)
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+for _alias, _name in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                      ("not_equal", "ne")):
+    globals()[_alias] = _compare(_name, _alias)
 
 
 def floor(input):
@@ -248,6 +284,7 @@ def trunc(input):
 
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
+    _tensor_arg(np_name, input, 1, "input")
     if input.dtype is bool_:  # torch has no rounding kernel for bool
         raise NotImplementedError(f'"{np_name}_vml_cpu" not implemented for \'Bool\'')
     # NumPy's rounding of a 0-d array is a NumPy scalar: asarray keeps an array (on the input's device)
@@ -309,10 +346,10 @@ def _bool_reduce_numpy(input, dim, keepdim, kind):
     return TensorBase._make(np.asarray(data), bool_)
 
 
-sum, mean, prod = reduction.sum, reduction.mean, reduction.prod
-max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.amin
-argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.norm, reduction.var, reduction.std
-logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
+all, any = _takes_tensor(all, "all"), _takes_tensor(any, "any")
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var", "std",
+              "logsumexp", "softmax", "log_softmax"):
+    globals()[_name] = _takes_tensor(getattr(reduction, _name), _name)
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
 
 

@@ -311,7 +311,7 @@ def _norm_backward(node, g):
     zero = out == 0
     safe = apply("where", zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
     if p == 2:
-        return (a * apply("where", zero, 0.0, g / safe),)
+        return (g * apply("where", zero, 0.0, a / safe),)
     if p == 1:
         return (a.sign() * g,)
     if p == float("inf") or p == float("-inf"):
@@ -399,20 +399,30 @@ def _var_parts(t, dim, correction, keepdim, op):
     return axes, n, var
 
 
-def _var_backward(node, g):
+def _var_grad(node, g):
+    """torch's var_backward for a gradient `g` at the input's shape: (2 / dof) * g * (a - mean). A whole-tensor
+    var (no dim, or a 0-d input) with no degrees of freedom left (correction >= n) gives g * inf, NaN where an
+    element equals the mean; with dims torch keeps the formula, 2 / dof negative or infinite."""
     a, n, c = node.saved("self"), node.saved("n"), node.saved("correction")
-    g = _expand_back(node, g)
-    return (g * 2 * (a - mean(a, node.saved("axes"), keepdim=True)) / (n - c),)
+    centre = mean(a, node.saved("axes"), keepdim=True)
+    dof = n - c
+    if dof <= 0 and (node.saved("dim") is None or not a._shape):
+        return g * apply("where", a == centre, float("nan"), float("inf"))
+    return (2.0 / dof if dof else float("inf")) * g * (a - centre)
+
+
+def _var_backward(node, g):
+    return (_var_grad(node, _expand_back(node, g)),)
 
 
 def _std_backward(node, g):
-    a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
+    """torch's std_backward: var's with g / (2 * std), 0 where the std is 0 (dividing by 1 there keeps double
+    backward free of 0 * inf)."""
+    out = node.saved("result")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    # where the std is 0 torch gives a zero gradient, not 0/0; dividing by 1 there keeps double
-    # backward free of 0 * inf too
     zero = out == 0
     safe = apply("where", zero, 1.0, out)
-    return (apply("where", zero, 0.0, g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * safe)),)
+    return (_var_grad(node, apply("where", zero, 0.0, g / (safe * 2))),)
 
 
 def _parse_var_args(dim, unbiased, keepdim, correction):

@@ -214,3 +214,63 @@ def test_mse_loss_shape_mismatch():
     same(lambda lib, x: (torch.nn.functional if lib is torch else numgrad.nn.functional).mse_loss(x, lib.ones(3, 4)), x)
     same(lambda lib, x: (torch.nn.functional if lib is torch else numgrad.nn.functional).mse_loss(
         x, lib.ones(4), reduction="x"), x)
+
+
+def test_creation_and_random_argument_errors():
+    """Creation and random functions left bad arguments to NumPy or Python (OverflowError, ValueError, NumPy's
+    words) or accepted them: arange to inf/NaN, linspace's message, eye(-1), tensor(2**63), tensor('a'),
+    tensor(None), tensor([inf], dtype=int64), randint(5, 5), randperm(-1), normal with std < 0; a negative
+    manual_seed was refused (torch takes it modulo 2**64)."""
+    for fn in (lambda lib: lib.arange(0, float("inf")), lambda lib: lib.arange(0.5, float("nan")),
+               lambda lib: lib.linspace(0, 1, -1), lambda lib: lib.eye(-1), lambda lib: lib.eye(2, -3),
+               lambda lib: lib.tensor(2**63), lambda lib: lib.tensor([1, -2**63 - 1]), lambda lib: lib.tensor("a"),
+               lambda lib: lib.tensor(None), lambda lib: lib.tensor([float("inf")], dtype=lib.int64),
+               lambda lib: lib.tensor([1.7, float("nan")], dtype=lib.int64), lambda lib: lib.randint(5, 5, (3,)),
+               lambda lib: lib.randperm(-1), lambda lib: lib.normal(0.0, -1.5, (2,)),
+               lambda lib: lib.manual_seed(-1) is not None):
+        same(fn)
+
+
+def test_var_and_std_backward_without_degrees_of_freedom(fusion):
+    """var/std's gradient with correction >= n over the whole tensor was (2 / (n - c)) * g * (a - mean): signed
+    or finite values where torch gives inf (NaN where an element equals the mean) and std NaN; with dims
+    torch keeps that formula (negative for c > n). The p = 2 norm's gradient also lost torch's masking
+    order at a zero norm (-0.0 for a tiny negative element)."""
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], F32)
+    for fn in (lambda lib, x: lib.var(x, correction=6), lambda lib, x: lib.var(x, correction=9),
+               lambda lib, x: lib.std(x, correction=6), lambda lib, x: lib.var(x, 1, correction=3),
+               lambda lib, x: lib.var(x, (0, 1), correction=7), lambda lib, x: lib.std(x, 1, correction=5),
+               lambda lib, x: lib.var(x[0, 0], correction=1)):
+        same(fn, x, fusion=fusion)
+    same(lambda lib, x: lib.norm(x, 2, 1), np.array([[1e-30, 0.0, -1e-38]], F32), fusion=fusion)
+
+
+def test_in_place_checks_in_torch_order():
+    """An in-place op whose operand broadcasts past self reported the dtype cast (or the kernel's refusal)
+    before the shape, torch the shape first (sub's bool refusal still first); clamp_ and its family name the
+    output type as C++ does ("long int", "bool"); the comparison aliases (greater, less_equal, ...) named
+    the op under its short name in the TypeError for a number first; randint_like of a bool tensor with
+    high > 2 gave values (torch: "to - 1 is out of bounds for bool")."""
+    for fn, arrays in ((lambda lib, a, b: a.clone().add_(b), (np.array(1), np.array([1.5, 2.5], F32))),
+                       (lambda lib, a, b: a.clone().floor_divide_(b), (np.array(True), np.array([True, False]))),
+                       (lambda lib, a, b: a.clone().sub_(b), (np.array(True), np.array([True, False]))),
+                       (lambda lib, a, b: a.clone().mul_(b), (np.ones((3, 4), F32), np.ones(5, F32))),
+                       (lambda lib, a: a.clone().clamp_(0.5, 1.5), (np.array([1, 2]),)),
+                       (lambda lib, a: a.clone().clamp_min_(0), (np.array([True, False]),)),
+                       (lambda lib, a: lib.greater(2, a), (np.array([1.0], F32),)),
+                       (lambda lib, a: lib.not_equal(True, a), (np.array([1.0], F32),)),
+                       (lambda lib, a: lib.randint_like(a, 3), (np.array([True, False]),))):
+        same(fn, *arrays)
+
+
+def test_functions_given_numbers_numpy_scalars_or_lists():
+    """Public functions took whatever came as `input`: exp(2), floor(np.float32(2.5)), sum([1, 2]),
+    softmax([1.0], 0), sigmoid(None) crashed (IndexError, AttributeError) or said "unsupported scalar";
+    torch's binding raises TypeError naming the type (numpy.float32, list, NoneType). add/sub/mul/div/
+    floor_divide of two numbers crashed; torch wraps the first as a 0-d tensor."""
+    for fn in (lambda lib: lib.exp(2), lambda lib: lib.floor(np.float32(2.5)), lambda lib: lib.sum([1, 2]),
+               lambda lib: lib.softmax([1.0], 0), lambda lib: lib.sigmoid(None), lambda lib: lib.square(np.float64(2)),
+               lambda lib: lib.isnan(1.0), lambda lib: lib.mean(np.ones(2)), lambda lib: lib.max(np.float32(1)),
+               lambda lib: lib.add(2, 3), lambda lib: lib.add(2.5, True),
+               lambda lib: lib.div(2, 3), lambda lib: lib.sub(2, 3.5), lambda lib: lib.floor_divide(7, 2)):
+        same(fn)

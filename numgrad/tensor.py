@@ -107,7 +107,10 @@ class Tensor(TensorBase, result_class=True):
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
     scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter)
     scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add)
-    split, split_with_sizes, chunk, unbind = join.split, join.split_with_sizes, join.chunk, join.unbind
+    split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
+
+    def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
+        return join.split(self, split_size, dim)
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
 

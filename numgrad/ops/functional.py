@@ -274,8 +274,18 @@ def ceil(input):
     return _nondiff(input, "ceil")
 
 
-def round(input):
-    return _nondiff(input, "round")
+def round(input, decimals=0):
+    if decimals == 0:
+        return _nondiff(input, "round")
+    _tensor_arg("round", input, 1, "input")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{input.dtype.word}\'')
+    # torch's round_decimals: nearbyint(x * 10**d) / 10**d (x / 10**-d for d < 0), in the input's dtype
+    data, ten = input._data, np.asarray(10.0 ** builtins_abs(decimals), input._data.dtype)
+    values = np.rint(data / ten) * ten if decimals < 0 else np.rint(data * ten) / ten
+    out = TensorBase._make(dispatch.asarray(values, data.dtype), input.dtype)
+    record("RoundBackward1", _zero_backward, [input], [out])
+    return out
 
 
 def trunc(input):

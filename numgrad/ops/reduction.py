@@ -99,7 +99,14 @@ def _sum_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g)),)
 
 
-def sum(t, dim=None, keepdim=False, dtype=None):
+# sum(t) and sum(t, dim=None) are different overloads in torch (SumBackward0 / SumBackward1, MeanBackward0
+# / MeanBackward1): a dim left out is this marker, a dim given as None is None
+_NO_DIM = type("NoDim", (), {"__repr__": lambda self: "None"})()
+
+
+def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
+    named = dim is not _NO_DIM
+    dim = None if not named else dim
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     shape = t._shape
@@ -114,8 +121,10 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
+        if out_dtype.is_floating_point:  # the fold starts from the first element, torch's sum from +0.0:
+            values = values + 0.0  # a sum of -0.0s is +0.0 (x + 0.0 changes no other value)
     out = _result(values.reshape(_kept_shape(shape, axes, keepdim)), out_dtype)
-    name = "SumBackward0" if dim is None else "SumBackward1"
+    name = "SumBackward1" if named else "SumBackward0"
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
                                               "self_sym_sizes": shape})
     return out
@@ -136,7 +145,9 @@ def _mean_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g) / node.saved("count")),)
 
 
-def mean(t, dim=None, keepdim=False, dtype=None):
+def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
+    named = dim is not _NO_DIM
+    dim = None if not named else dim
     if not (dtype or t._dtype).is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {t._dtype.word}")
@@ -146,7 +157,7 @@ def mean(t, dim=None, keepdim=False, dtype=None):
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
     out = _result(s._data / np.asarray(count, s._data.dtype) if count else
                   dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
-    record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
+    record("MeanBackward1" if named else "MeanBackward0", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
 
@@ -166,8 +177,10 @@ def _prod_backward(node, g):
     moved = np.ascontiguousarray(a._data.transpose(keep + list(axes)))
     rows = moved.reshape(-1, int(np.prod([a._data.shape[d] for d in axes])))
     ones = np.ones((rows.shape[0], 1), rows.dtype)
-    prefix = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1)
-    suffix = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1)[:, ::-1]
+    # torch's cumprod accumulates float32 in double (1.25 * 3e38 * 0 is 0, not inf * 0), then rounds
+    acc = np.float64 if rows.dtype == np.float32 else rows.dtype
+    prefix = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1, dtype=acc).astype(rows.dtype)
+    suffix = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1, dtype=acc)[:, ::-1].astype(rows.dtype)
     others = (prefix * suffix).reshape(moved.shape).transpose(np.argsort(keep + list(axes)))
     return (_as_input_dtype(node, g * _result(others, a._dtype)),)
 

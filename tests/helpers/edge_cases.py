@@ -306,6 +306,22 @@ MISC = {
  "randint_like": lambda L, x: (L.randint_like(x, 3).shape, L.randint_like(x, 3).dtype),
  "is_floating": lambda L, x: x.is_floating_point(),
  "contains": lambda L, x: 3.0 in x,
+ # keyword forms, dim=None / () / [] / duplicates, 0-d and empty shapes
+"round_dec": lambda L, x: L.round(x, decimals=1), "round_dec_m": lambda L, x: x.round(decimals=-1), "sum_kw": lambda L, x: L.sum(x, dim=0, keepdim=True),
+     "sum_none_keep": lambda L, x: x.sum(dim=None, keepdim=True), "max_kw": lambda L, x: x.max(dim=1), "std_kw": lambda L, x: x.std(dim=1, unbiased=False),
+     "var_kw": lambda L, x: L.var(x, dim=(0,), correction=0, keepdim=True), "mean_kw": lambda L, x: x.mean(dim=[0, 1]), "norm_kw": lambda L, x: x.norm(p=1, dim=1),
+     "softmax_kw": lambda L, x: x.softmax(dim=0), "argmax_kw": lambda L, x: x.argmax(dim=1, keepdim=True), "amax_list": lambda L, x: x.amax(dim=[0, 1]),
+     "clamp_kw": lambda L, x: x.clamp(min=-1.0), "gather_kw": lambda L, x: x.gather(dim=1, index=L.tensor([[0], [1], [2]])),
+     "transpose_kw": lambda L, x: x.transpose(dim0=0, dim1=1), "cat_kw": lambda L, x: L.cat(tensors=[x, x], dim=0), "split_kw": lambda L, x: x.split(split_size=2, dim=1),
+     "sum_empty_dims": lambda L, x: x.sum(dim=()), "sum_empty_list": lambda L, x: x.sum(dim=[]), "amax_empty": lambda L, x: x.amax(dim=()), "mean_empty": lambda L, x: x.mean(dim=()),
+     "prod_keep": lambda L, x: x.prod(1, keepdim=True), "logsumexp_kw": lambda L, x: L.logsumexp(x, dim=(0, 1)), "all_tuple": lambda L, x: x.all(dim=(0, 1)),
+     "any_kw": lambda L, x: (x > 0).any(dim=1, keepdim=True), "max_dup": lambda L, x: x.amax((0, 0)), "sum_dup": lambda L, x: x.sum((1, -1)),
+     "view_neg": lambda L, x: x.view(-1), "reshape_0": lambda L, x: x.reshape(0, -1), "squeeze_all": lambda L, x: x[None, :, None].squeeze(),
+     "unsqueeze_neg": lambda L, x: x.unsqueeze(-3), "flatten_0d": lambda L, x: x[0, 0].flatten(), "t_1d": lambda L, x: x[0].t(), "T_3d": lambda L, x: x[None].T,
+     "expand_0d": lambda L, x: x[0, 0].expand(3), "chunk_more": lambda L, x: x.chunk(10, 1), "split_0": lambda L, x: x.split(0, 1), "narrow_len0": lambda L, x: x.narrow(1, 4, 0),
+     "index_neg_oob": lambda L, x: x[-4], "select_neg": lambda L, x: x.select(-2, -3), "unbind_0d": lambda L, x: x[0, 0].unbind(), "stack_0d": lambda L, x: L.stack([x[0, 0], x[1, 1]]),
+     "cat_0d": lambda L, x: L.cat([x[0, 0], x[1, 1]]), "mm_1d": lambda L, x: L.mm(x[0], x[0]), "matmul_empty": lambda L, x: L.matmul(x[:, :0], x[:0]), "dot_0d": lambda L, x: L.dot(x[0, 0], x[0, 0]),
+     "outer_2d": lambda L, x: L.outer(x, x), "bmm_2d": lambda L, x: L.bmm(x, x.t()), "mv_bad": lambda L, x: L.mv(x, x[:, 0]),
 }
 
 # nn.functional over float inputs only (FLOATS): the two float dtypes and a finite slice

@@ -274,3 +274,36 @@ def test_functions_given_numbers_numpy_scalars_or_lists():
                lambda lib: lib.add(2, 3), lambda lib: lib.add(2.5, True),
                lambda lib: lib.div(2, 3), lambda lib: lib.sub(2, 3.5), lambda lib: lib.floor_divide(7, 2)):
         same(fn)
+
+
+def test_sum_of_negative_zeros_is_positive_zero(fusion):
+    """A sum of -0.0s was -0.0 unfused (and fused over a leading dim): the fold kernel starts from the first
+    element, torch's sum from +0.0."""
+    for shape in ((5,), (1, 5), (5, 1), (300000,)):
+        x = np.full(shape, -0.0, F32)
+        same(lambda lib, x: x.sum(), x, fusion=fusion)
+        same(lambda lib, x: x.sum(0), x, fusion=fusion)
+        same(lambda lib, x: x.sum(-1, keepdim=True), x, fusion=fusion)
+        same(lambda lib, x: x.mean(0), x, fusion=fusion)
+
+
+def test_prod_backward_with_zeros_accumulates_in_double():
+    """prod's gradient with a zero in the tensor was NaN where the other elements' product passed 3.4e38 before
+    reaching the zero (1.25 * 3e38 * 0): torch's cumprod accumulates float32 in double."""
+    x = np.array([[1.25, 3e38, 0.0, -1.0], [0.5, 2.0, 3e38, 3e38]], F32)
+    same(lambda lib, x: x.prod(1), x)
+    same(lambda lib, x: x.prod(0), x)
+
+
+def test_keyword_forms_round_decimals_and_named_dim_none():
+    """round(decimals=) was refused (torch: nearbyint(x * 10**d) / 10**d, RoundBackward1); sum/mean with dim
+    given as None recorded SumBackward0 / MeanBackward0 where torch picks the dim overload (SumBackward1 /
+    MeanBackward1); Tensor.split(split_size=) was refused (the method's parameter name); a bool matmul with
+    an empty inner dim raised instead of giving zeros."""
+    x = np.array([[1.26, -2.55, 1234.5678, -0.0], [np.inf, np.nan, 0.05, 15.0]], F32)
+    for fn in (lambda lib, x: lib.round(x, decimals=1), lambda lib, x: x.round(decimals=-1),
+               lambda lib, x: lib.round(x.double(), decimals=2), lambda lib, x: lib.round(x.long(), decimals=1),
+               lambda lib, x: x.sum(dim=None), lambda lib, x: x.sum(None, keepdim=True), lambda lib, x: x.mean(dim=None),
+               lambda lib, x: x.sum(), lambda lib, x: x.split(split_size=2, dim=1),
+               lambda lib, x: lib.matmul(x[:, :0] > 0, x[:0] > 0)):
+        same(fn, x)

@@ -225,3 +225,48 @@ NON_TENSOR_KNOWN = {
 def test_non_tensor_input(name):
     d = compare(lambda lib: NON_TENSOR[name](lib))
     assert d is None, d
+
+
+# ---- large tensors: the threaded folds and fused regions (partials joined across threads) --------------
+N_LARGE = 1 << 18
+_quarters = np.random.default_rng(0).integers(-8, 8, N_LARGE) / 4  # sums of quarters are exact in float32
+
+
+def _large(kind):
+    a = _quarters.astype(np.float32)
+    specials = {"nan at the end": {N_LARGE - 1: nan}, "nan inside": {N_LARGE // 2 + 3: nan},
+                "inf and -inf": {5: inf, N_LARGE - 7: -inf}, "3e38 twice": {1: 3e38, N_LARGE - 2: 3e38}}
+    if kind in specials:
+        for i, v in specials[kind].items():
+            a[i] = v
+        return a
+    return {"ties": np.ones(N_LARGE, np.float32), "-0.0": np.full(N_LARGE, -0.0, np.float32),
+            "int64": (_quarters * 4).astype(np.int64), "bool": _quarters > 0, "float64 nan": _large("nan at the end")
+            .astype(np.float64)}[kind]
+
+
+def _rows(x):
+    return x.reshape(512, -1)
+
+
+LARGE_OPS = {
+    "sum": lambda lib, x: x.sum(), "sum(1)": lambda lib, x: _rows(x).sum(1), "sum(0)": lambda lib, x: _rows(x).sum(0),
+    "max": lambda lib, x: x.max(), "min(1)": lambda lib, x: _rows(x).min(1), "amax(-1)": lambda lib, x: _rows(x).amax(-1),
+    "argmax": lambda lib, x: x.argmax(), "argmin(1)": lambda lib, x: _rows(x).argmin(1),
+    "prod(1)": lambda lib, x: x.reshape(-1, 4).prod(1), "all": lambda lib, x: x.all(), "any(1)": lambda lib, x: _rows(x).any(1),
+    "(2x+1).sum()": lambda lib, x: (x * 2 + 1).sum(), "(2x-1).max(-1)": lambda lib, x: _rows(x * 2 - 1).max(-1).values,
+    "relu": lambda lib, x: x.relu(), "where": lambda lib, x: lib.where(x > 0, x, x * 0), "clamp": lambda lib, x: x.clamp(-1, 1),
+}
+FLOAT_ONLY = {"mean": lambda lib, x: x.mean(), "norm": lambda lib, x: x.norm(),
+              "softmax(-1)": lambda lib, x: _rows(x).softmax(-1), "logsumexp(1)": lambda lib, x: _rows(x).logsumexp(1)}
+LARGE_KINDS = ["nan at the end", "nan inside", "inf and -inf", "3e38 twice", "ties", "-0.0", "int64", "bool",
+               "float64 nan"]
+
+
+@pytest.mark.parametrize("kind", LARGE_KINDS)
+def test_large(kind, fusion):
+    x = _large(kind)
+    ops = dict(LARGE_OPS, **(FLOAT_ONLY if x.dtype.kind == "f" else {}))
+    if x.dtype == np.bool_:  # torch refuses arithmetic and argmax on bool: those cases are the small sweep's
+        ops = {k: v for k, v in ops.items() if k in ("sum", "sum(1)", "sum(0)", "max", "all", "any(1)", "where")}
+    run_all([(f"{name} ({kind})", fn, [x]) for name, fn in ops.items()], fusion)

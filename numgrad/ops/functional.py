@@ -1,10 +1,12 @@
 """The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
 import builtins
+import functools
 import numbers
 import types
 
 import numpy as np
 
+from .._core import dtypes
 from .._core.dtypes import bool_, int64
 from .._core.grad_mode import no_grad
 from ..backend import dispatch
@@ -33,11 +35,10 @@ def _tensor_arg(fn, value, position, name="other"):
 
 def _takes_tensor(fn, name):
     """fn (whose first argument is the input tensor) refusing anything else as torch's binding does."""
+    @functools.wraps(fn)  # keeps fn's signature and docstring for help()
     def checked(input, *args, **kwargs):
         _tensor_arg(name, input, 1, "input")
         return fn(input, *args, **kwargs)
-    checked.__name__ = checked.__qualname__ = name
-    checked.__doc__ = fn.__doc__
     return checked
 
 
@@ -77,11 +78,15 @@ def _numbers(input, other):
 
 
 def _scaled(input, other, alpha):
-    """other * alpha for add/sub; torch refuses a float alpha for integral inputs."""
-    if alpha == 1:
+    """other * alpha for add/sub; torch refuses a float alpha for an integral result, a bool one for a
+    non-bool result."""
+    if alpha == 1 and not isinstance(alpha, bool):
         return other
-    integral = [not t.dtype.is_floating_point for t in (input, other) if isinstance(t, TensorBase)]
-    if isinstance(alpha, float) and builtins.all(integral):
+    result = dtypes.result_type([(t.dtype, t.dim()) for t in (input, other) if isinstance(t, TensorBase)],
+                                [v for v in (input, other) if not isinstance(v, TensorBase)])
+    if isinstance(alpha, bool) and result is not bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not result.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     return other * alpha  # a number times a number stays a number; a tensor goes through mul
 
@@ -250,9 +255,10 @@ def _compare(name, alias=None):
             _tensor_arg(called, input, 1, "input")
             _tensor_arg(called, other, 2)
         elif not isinstance(input, TensorBase):  # a number first: torch's binding has no such signature
+            got = "Tensor" if isinstance(other, TensorBase) else _type_name(other)
             raise TypeError(f"{called}() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__ if not isinstance(other, TensorBase) else 'Tensor'}), "
-                            f"but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            f"({_type_name(input)}, {got}), but expected one of:\n"
+                            f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
                             f" * (Tensor input, Number other, *, Tensor out = None)\n")
         return apply(name, input, other)
     fn.__name__ = called
@@ -366,5 +372,5 @@ zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, crea
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "builtins_abs",
+           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
                         "builtins_max", "builtins_min")]

@@ -166,11 +166,10 @@ def _prod_backward(node, g):
     a, out = node.saved("self"), node.saved("result")
     g = _expand_back(node, g)
     out = _expand_back(node, out)
-    zeros = int((a._data == 0).sum())
-    if not zeros:
+    if not (a._data == 0).any():
         return (_as_input_dtype(node, g * (out / a)),)
-    if zeros > 1 and node.saved("dim") is None:  # torch: every other product holds a zero (NaN and inf too)
-        return (creation_zeros_like(node.saved("input")),)
+    if node.saved("dim") is None and int(dispatch.to_host(a._data == 0).sum()) > 1:
+        return (creation_zeros_like(node.saved("input")),)  # torch: every other product holds a zero
     # with zeros: the product of the other elements, by exclusive prefix and suffix products
     axes = node.saved("axes")
     keep = [d for d in range(a._data.ndim) if d not in axes]
@@ -357,6 +356,9 @@ def _check_empty_norm(t, p, dim, axes):
 def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
     if p is not None and not isinstance(p, (int, float, str)):  # torch's binding, before any other check
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if isinstance(dim, bool):  # a bool is an int to Python, not a dim to torch
+        raise TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, but found element "
+                        "of type bool at pos 0")
     if (p is None or p == "fro") and isinstance(dim, (tuple, list)) and len(dim) > 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if p is None or p == "fro":

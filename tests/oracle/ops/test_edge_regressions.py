@@ -90,8 +90,9 @@ def test_prod_backward_with_several_zeros_and_a_dtype():
 
 def test_reduction_argument_checks_in_torch_order():
     """A tuple dim for prod/max/min/argmax/softmax, an out-of-range dim for all/any (NumPy's AxisError), amax's
-    empty-dim message (torch names the dim as given), argmax of bool with a bad dim, softmax's dtype and a
-    0-d softmax dim: each raised another type or message than torch, or at another step."""
+    empty-dim message (torch names the dim as given), argmax of bool with a bad dim, softmax's dtype, a 0-d
+    softmax dim, a tuple order or a bool dim for norm: each raised another type or message than torch, at
+    another step, or (norm(x, 1, True)) none at all."""
     x = np.zeros((3, 0), F32)
     y = np.ones((3, 4), F32)
     for fn, arr in ((lambda lib, x: lib.prod(x, (0, 1)), y), (lambda lib, x: lib.max(x, (0, 1)), y),
@@ -100,7 +101,7 @@ def test_reduction_argument_checks_in_torch_order():
                     (lambda lib, x: lib.amax(x, -1), x), (lambda lib, x: lib.amin(x, (0, -1)), x),
                     (lambda lib, x: lib.argmax(x > 0, 2), y), (lambda lib, x: lib.softmax(x, 1, True), y),
                     (lambda lib, x: lib.softmax(x.long(), 2), np.array(1.0, F32)),
-                    (lambda lib, x: lib.norm(x, (0, 1)), y)):
+                    (lambda lib, x: lib.norm(x, (0, 1)), y), (lambda lib, x: lib.norm(x, 1, True), y)):
         same(fn, arr)
 
 
@@ -170,13 +171,15 @@ def test_div_rounding_modes():
 
 def test_add_and_sub_alpha():
     """sub(t, 1, alpha=3) crashed (IndexError: the number times alpha went through mul with no tensor); a
-    float alpha with integer tensors was accepted (torch: RuntimeError)."""
+    float alpha for an integral result and a bool alpha for a non-bool one were accepted (torch: RuntimeError)."""
     i = np.array([1, -2])
     x = np.array([1.0, -0.0], F32)
     same(lambda lib, x: lib.sub(x, 1, alpha=3), x)
     same(lambda lib, i: lib.sub(i, 1, alpha=3), i)
     same(lambda lib, i: lib.add(i, i, alpha=0.5), i)
     same(lambda lib, x: lib.add(x, 2, alpha=0.5), x)
+    same(lambda lib, i: lib.add(i, 2.5, alpha=0.5), i)  # the result is float: a float alpha is fine
+    same(lambda lib, i: lib.sub(i, 2, alpha=True), i)  # a bool alpha needs a bool result
 
 
 def test_isclose_allclose_refuse_mixed_dtypes():

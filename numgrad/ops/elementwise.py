@@ -31,7 +31,7 @@ def _used_names(name, needed):
 
 
 def _check_bool_arithmetic(entry, compute, args):
-    if entry.name in ("sub", "rsub") and any(_is_bool(a) for a in args):
+    if entry.name in ("sub", "rsub", "rsub_tensor") and any(_is_bool(a) for a in args):
         if compute is dtypes.bool_:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
@@ -77,7 +77,7 @@ def _promote(entry, args):
         raise refusal[0](refusal[1])
     if entry.kind == "float" and not compute.is_floating_point:
         compute = dtypes.get_default_dtype()
-    if entry.name in ("sub", "rsub", "neg"):
+    if entry.name in ("sub", "rsub", "rsub_tensor", "neg"):
         _check_bool_arithmetic(entry, compute, args)
     return compute
 

@@ -111,7 +111,7 @@ subtract = sub
 def rsub(input, other, alpha=1):
     if alpha != 1:
         input = mul(input, alpha)
-    return apply("rsub", input, other) if _scalar(other) else apply("sub", other, input)
+    return apply("rsub", input, other) if _scalar(other) else apply("rsub_tensor", input, other)
 
 
 def _rdiv(self, other):
@@ -203,11 +203,17 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    if isinstance(min, TensorBase):
+        return clamp(input, min=min)
+    _tensor_arg("clamp_min", input, 1, "input")
+    return apply("clamp_min_fn", input, min)  # ClampMinBackward0, as torch.clamp_min (clamp(min=) is ClampBackward1)
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    if isinstance(max, TensorBase):
+        return clamp(input, max=max)
+    _tensor_arg("clamp_max", input, 1, "input")
+    return apply("clamp_max_fn", input, max)
 
 
 def maximum(input, other):

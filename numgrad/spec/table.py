@@ -49,6 +49,8 @@ _gelu_t = f"tanh({SQRT_2_OVER_PI} * (a + {GELU_C} * a * a * a))"
 _e("add", "a b", "a + b", {"a": "g", "b": "g"}, "AddBackward0")
 _e("sub", "a b", "a - b", {"a": "g", "b": "-g"}, "SubBackward0")
 _e("rsub", "a b", "b - a", {"a": "-g"}, "RsubBackward1", scalar_only=("b",))
+# torch.rsub(t, other) with a tensor other: other - t as an op of its own (RsubBackward0)
+_e("rsub_tensor", "a b", "b - a", {"a": "-g", "b": "g"}, "RsubBackward0", internal=True)
 _e("mul", "a b", "a * b", {"a": "g * b", "b": "g * a"}, "MulBackward0")
 _e("div", "a b", "a / b", {"a": "g / b", "b": "-g * ((a / b) / b)"}, "DivBackward0", kind="float",
    domain={"b": NONZERO})
@@ -91,6 +93,11 @@ _e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampB
    saved_names={"lo": "min"}, scalar_only=("lo",))
 _e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
    saved_names={"hi": "max"}, scalar_only=("hi",))
+# torch.clamp_min / clamp_max (and their methods) are ops of their own: the same math, their own nodes
+_e("clamp_min_fn", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampMinBackward0",
+   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True)
+_e("clamp_max_fn", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampMaxBackward0",
+   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True)
 _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    # with min > max the result is max everywhere: torch sends the gradient to max only
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},

@@ -62,10 +62,11 @@ def test_division_gradients_in_torch_order(fusion):
 
 def test_functional_div_and_sub_with_a_number_first():
     """torch.div(2, t) and torch.sub(2, t) record DivBackward0 / SubBackward0 (2 / t and 2 - t are
-    MulBackward0 / RsubBackward1): numgrad recorded the operators' nodes for the functions."""
+    MulBackward0 / RsubBackward1): numgrad recorded the operators' nodes for the functions, and SubBackward0
+    for torch.rsub(t, tensor) (torch: RsubBackward0)."""
     x = np.array([1.0, -0.0, 2.0], F32)
     for fn in (lambda lib, x: lib.div(2, x), lambda lib, x: lib.sub(2, x), lambda lib, x: 2 / x,
-               lambda lib, x: 2 - x, lambda lib, x: lib.rsub(x, 2, alpha=3)):
+               lambda lib, x: 2 - x, lambda lib, x: lib.rsub(x, 2, alpha=3), lambda lib, x: lib.rsub(x, x * 2)):
         same(fn, x)
 
 
@@ -310,3 +311,12 @@ def test_keyword_forms_round_decimals_and_named_dim_none():
                lambda lib, x: x.sum(), lambda lib, x: x.split(split_size=2, dim=1),
                lambda lib, x: lib.matmul(x[:, :0] > 0, x[:0] > 0)):
         same(fn, x)
+
+
+def test_clamp_min_and_clamp_max_nodes(fusion):
+    """torch.clamp_min / clamp_max and their methods record ClampMinBackward0 / ClampMaxBackward0 (clamp(min=)
+    is ClampBackward1); numgrad recorded ClampBackward1 for all of them."""
+    x = np.array([-1.0, -0.0, 0.0, 0.5, np.nan, np.inf], F32)
+    for fn in (lambda lib, x: lib.clamp_min(x, 0), lambda lib, x: x.clamp_max(0.5), lambda lib, x: lib.clamp(x, min=0),
+               lambda lib, x: x.clone().clamp_min_(0.0), lambda lib, x: lib.clamp_max(x, float("nan"))):
+        same(fn, x, fusion=fusion)

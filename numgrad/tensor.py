@@ -10,6 +10,7 @@ from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from ._core.shapes import broadcast_shapes
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -33,17 +34,26 @@ def _table_methods():
         methods[name] = getattr(shape, name)
     # in-place forms: compute out of place, then write into self (version bump, grad_fn rebase)
     inplace = [e.name for e in published if e.kind != "compare"] + [
-        "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "round"]
+        "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
+        "negative", "absolute"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name))
+        # torch's clamp_ family names the output type as C++ does ("long int"), the others as ScalarType
+        methods[name + "_"] = _inplace(getattr(F, name), elementwise=True,
+                                       cpp_names=name in ("clamp", "clip", "clamp_min", "clamp_max"))
     return methods
 
 
-def _inplace(fn):
+def _inplace(fn, elementwise=False, cpp_names=False):
     def op(self, *args, **kwargs):
         self._check_inplace()
-        self._check_overlap(args)
-        return self._write(fn(self, *args, **kwargs))
+        self._check_overlap(args)  # torch's TensorIterator judges memory overlap before shapes
+        # an elementwise op checks the output's shape before it runs (a kernel's own refusal would come
+        # first); sub refuses bool operands before that, as torch's
+        others = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
+        if elementwise and others and fn.__name__ != "sub" and broadcast_shapes(self._shape, *others) != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast_shapes(self._shape, *others))}")
+        return self._write(fn(self, *args, **kwargs), cpp_names)
     op.__name__ = fn.__name__ + "_"
     return op
 
@@ -64,11 +74,19 @@ def _reflected(fn):
 
 
 def _logical(name, bitwise_int):
+    kernel = {"logical_and": "bitwise_and_cpu", "logical_or": "bitwise_or_cpu", "logical_xor": "bitwise_xor_cpu"}[name]
+
     def op(self, other):
-        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
-            return getattr(F, name)(self, other)
+        if isinstance(other, TensorBase):  # shapes first, then the dtype, as torch's TensorIterator
+            broadcast_shapes(self._shape, other._shape)
+        tensors = [(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)]
+        result = dtypes.result_type(tensors, [] if isinstance(other, TensorBase) else [other])
+        if result.is_floating_point:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
+        if result is dtypes.bool_:
+            return apply(name, self, other)
         other_data = other._data if isinstance(other, TensorBase) else other
-        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)), self.dtype)
+        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)).astype(result.np), result)
     return op
 
 
@@ -101,7 +119,10 @@ class Tensor(TensorBase, result_class=True):
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
     scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter)
     scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add)
-    split, split_with_sizes, chunk, unbind = join.split, join.split_with_sizes, join.chunk, join.unbind
+    split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
+
+    def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
+        return join.split(self, split_size, dim)
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
 
@@ -147,7 +168,7 @@ class Tensor(TensorBase, result_class=True):
 
     __rmul__ = __mul__
     __truediv__ = _operator(F.div)
-    __rtruediv__ = _operator(_reflected(F.div))
+    __rtruediv__ = _operator(F._rdiv)
     __pow__ = _operator(F.pow)
     __rpow__ = _operator(_reflected(F.pow))
     __neg__ = F.neg
@@ -172,11 +193,18 @@ class Tensor(TensorBase, result_class=True):
     def __hash__(self):
         return id(self)
 
+    def __contains__(self, element):
+        """`element in t`, as torch: (element == t).any(); a number or a tensor."""
+        if not isinstance(element, (TensorBase, int, float, bool)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool(F.any(F.eq(self, element)))
+
     def __invert__(self):
         if self.dtype is dtypes.bool_:
             return F.logical_not(self)
         if self.dtype.is_floating_point:
-            raise TypeError("ufunc 'invert' not supported for the input types")
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return Tensor._make(np.invert(self._data), self.dtype)
 
     __iadd__ = _operator(lambda self, other: self.add_(other))
@@ -204,7 +232,9 @@ class Tensor(TensorBase, result_class=True):
 
     def copy_(self, src, non_blocking=False):
         self._check_overlap((src,))
-        return self._fill_from(src, "CopyBackwards")
+        if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
+            broadcast_shapes(self._shape, src._shape)
+        return self._fill_from(src, "torch::autograd::CopyBackwards")
 
     def _fill_from(self, source, name):
         """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op; the old
@@ -275,17 +305,17 @@ class Tensor(TensorBase, result_class=True):
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
     # ---- in-place machinery ------------------------------------------------------------------------
-    def _write(self, result):
+    def _write(self, result, cpp_names=False):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
         self._check_inplace()
+        if result._data.shape != self._data.shape:  # torch checks the shape before the dtype
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(result._data.shape)}")
         if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and\
                 not (result._dtype is dtypes.bool_):
             raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
-                               f"type {self._dtype.word}")
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(result._data.shape)}")
+                               f"type {self._dtype.c_name if cpp_names else self._dtype.word}")
         node = result._grad_fn
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy

@@ -45,7 +45,8 @@ class Program:
             var = self.leaf_vars.get(key)
             if var is not None:
                 return var
-            if value.size == 1 or (value.size and not any(value.strides)):  # one value, possibly expanded
+            # one value, possibly expanded (an empty array has no value to read, even with stride 0)
+            if value.size == 1 or (value.size and not any(value.strides)):
                 var = self._add_leaf(value.flat[0], dtype_name, "scalar")
             else:
                 var = self._add_leaf(value, dtype_name, "array")

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from .._core import dtypes
+from .._core.shapes import broadcast_shapes
 from ..backend import dispatch
 from .._core.grad_mode import no_grad
 from ..node import record
@@ -55,13 +56,14 @@ def _mse_derivatives(node, want):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    check_reduction(reduction)
     _warn_size(input, target)
+    # torch broadcasts the two (its RuntimeError for a mismatch) before it reads the reduction
+    shape = broadcast_shapes(input.shape, target.shape)
+    check_reduction(reduction)
     computed = dtypes.promote_types(input._dtype, target._dtype)
     if not computed.is_floating_point:
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{computed.word}\'')
     if input.shape != target.shape:
-        shape = np.broadcast_shapes(input.shape, target.shape)
         input, target = input.expand(*shape), target.expand(*shape)
     diff = input._data - target._data
     loss = diff * diff

@@ -53,6 +53,8 @@ def _infer_dtype(obj):
     if isinstance(obj, (builtins.bool, np.bool_)):
         return dtypes.bool_
     if isinstance(obj, numbers.Integral):
+        if not -2**63 <= obj < 2**63:
+            raise ValueError("Overflow when unpacking long long")
         return dtypes.int64
     if isinstance(obj, numbers.Real):
         return dtypes.get_default_dtype()
@@ -64,7 +66,9 @@ def _infer_dtype(obj):
         for k in kinds[1:]:
             best = dtypes.promote_types(best, k)
         return best
-    raise TypeError(f"Could not infer dtype of {type(obj).__name__}")
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
 
 
 def _to_nested(obj, inside=False):
@@ -87,8 +91,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (list, tuple)) and not _is_rectangular(data):
         raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got {len(data[1])})")
+    values = _to_nested(data)
+    if not d.is_floating_point and d is not dtypes.bool_:  # inf or NaN has no integer value
+        floats = np.asarray(values)
+        if floats.dtype.kind == "f" and not np.isfinite(floats).all():
+            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
     try:
-        arr = np.array(_to_nested(data), dtype=d.np, copy=True)
+        arr = np.array(values, dtype=d.np, copy=True)
     except OverflowError:  # a Python int beyond int64
         raise ValueError("Overflow when unpacking long long") from None
     return _wrap(arr, d, device, requires_grad)
@@ -167,6 +176,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, TensorBase) else v for v in (start, end, step))
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_scalar_text(start)} -> {_scalar_text(end)}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
@@ -178,11 +189,16 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _wrap(data, d, device, requires_grad)
 
 
+def _scalar_text(v):
+    """A number as torch's messages print a Scalar (C++ stream: 6 significant digits, inf, nan)."""
+    return str(v) if isinstance(v, numbers.Integral) else f"{v:g}"
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     steps = int(steps)
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     i = np.arange(steps, dtype=np.float64)
     if steps == 1:
         return _wrap(np.array([start], dtype=d.np), d, device, requires_grad)
@@ -194,4 +210,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _wrap(np.eye(n, m if m is not None else n, dtype=d.np), d, device, requires_grad)

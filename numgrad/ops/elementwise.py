@@ -32,7 +32,7 @@ def _used_names(name, needed):
 
 
 def _check_bool_arithmetic(entry, compute, args):
-    if entry.name in ("sub", "rsub") and any(_is_bool(a) for a in args):
+    if entry.name in ("sub", "rsub", "rsub_tensor") and any(_is_bool(a) for a in args):
         if compute is dtypes.bool_:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
@@ -78,7 +78,7 @@ def _promote(entry, args):
         raise refusal[0](refusal[1])
     if entry.kind == "float" and not compute.is_floating_point:
         compute = dtypes.get_default_dtype()
-    if entry.name in ("sub", "rsub", "neg"):
+    if entry.name in ("sub", "rsub", "rsub_tensor", "neg"):
         _check_bool_arithmetic(entry, compute, args)
     return compute
 
@@ -115,7 +115,8 @@ def apply(name, *args):
 @functools.lru_cache(maxsize=None)
 def node_class(name):
     entry = ELEMENTWISE[name]
-    # a C++-style name (torch::autograd::NotImplemented) names the class by its last part, name() in full
+    # a C++-style name (torch::autograd::NotImplemented) names the class by its last part and is what
+    # name() returns, as op_node_class does
     attrs = {"name": lambda self, _full=entry.node: _full} if "::" in entry.node else {}
     return type(entry.node.split("::")[-1], (ElementwiseBackward,), attrs)
 

@@ -1,11 +1,14 @@
 """The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
 import builtins
+import functools
 import numbers
 import types
 
 import numpy as np
 
+from .._core import dtypes
 from .._core.dtypes import bool_, int64
+from .._core.grad_mode import no_grad
 from ..backend import dispatch
 from ..node import record
 from ..spec.table import ELEMENTWISE
@@ -18,11 +21,33 @@ from .reduction import _axes, _fold, _kept_shape
 builtins_abs, builtins_max, builtins_min = builtins.abs, builtins.max, builtins.min
 
 
+def _type_name(value):
+    """A Python type as torch's binding names it: `int`, `list`, `numpy.float32`."""
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def _tensor_arg(fn, value, position, name="other"):
+    """torch's Python binding refusing a non-tensor argument (maximum(t, 2), a NumPy scalar input, ...)."""
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {_type_name(value)}")
+
+
+def _takes_tensor(fn, name):
+    """fn (whose first argument is the input tensor) refusing anything else as torch's binding does."""
+    @functools.wraps(fn)  # keeps fn's signature and docstring for help()
+    def checked(input, *args, **kwargs):
+        _tensor_arg(name, input, 1, "input")
+        return fn(input, *args, **kwargs)
+    return checked
+
+
 def _from_table(entry):
     """numgrad.<name> for an op-table entry: its one or two tensor (or number) arguments go to apply()."""
     name = entry.name
     if len(entry.inputs) == 1:
         def fn(input):
+            _tensor_arg(name, input, 1, "input")
             return apply(name, input)
     else:
         def fn(input, other):
@@ -43,6 +68,15 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _numbers(input, other):
+    """torch.add(2, 3) and the like: with no tensor among two numbers, the first becomes a 0-d tensor."""
+    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
+        if not (_scalar(input) and _scalar(other)):
+            raise TypeError(f"expected Tensor as element 0 in argument 0, but got {_type_name(input)}")
+        return creation.tensor(input)
+    return input
+
+
 def _times_alpha(name, input, other, alpha):
     """`other` scaled by add's or sub's alpha as torch applies it: alpha takes the result's type (a bool
     result sees bool(alpha)); a float alpha for an integer result and a bool alpha for a non-bool one are
@@ -57,10 +91,11 @@ def _times_alpha(name, input, other, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if compute is bool_:
         alpha = bool(alpha)
-    return other * alpha if _scalar(other) else mul(other, alpha)
+    return other * alpha  # a number times a number stays a number; a tensor goes through mul
 
 
 def add(input, other, alpha=1):
+    input = _numbers(input, other)
     other = _times_alpha("add", input, other, alpha)
     if _scalar(input):
         input, other = other, input
@@ -68,20 +103,27 @@ def add(input, other, alpha=1):
 
 
 def sub(input, other, alpha=1):
+    input = _numbers(input, other)
     other = _times_alpha("sub", input, other, alpha)
-    if _scalar(input):
-        return apply("rsub", other, input)
-    return apply("sub", input, other)
+    return apply("sub", input, other)  # a number first too: torch.sub(2, t) is SubBackward0 (2 - t is rsub)
 
 
 subtract = sub
 
 
 def rsub(input, other, alpha=1):
-    return sub(other, input, alpha)
+    if alpha != 1:
+        input = mul(input, alpha)
+    return apply("rsub", input, other) if _scalar(other) else apply("rsub_tensor", input, other)
+
+
+def _rdiv(self, other):
+    """`other / self` for a number `other`: torch computes it as reciprocal(self) * other (MulBackward0)."""
+    return mul(reciprocal(self), other)
 
 
 def mul(input, other):
+    input = _numbers(input, other)
     if _scalar(input):
         input, other = other, input
     return apply("mul", input, other)
@@ -91,12 +133,32 @@ multiply = mul
 
 
 def div(input, other, rounding_mode=None):
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if _scalar(input):  # torch computes scalar / t as reciprocal(t) * scalar
-        return mul(reciprocal(other), input)
-    out = apply("div", input, other)
-    return trunc(out) if rounding_mode == "trunc" else out
+    input = _numbers(input, other)
+    if rounding_mode is None:
+        return apply("div", input, other)  # torch.div(2, t) is DivBackward0; 2 / t is Tensor.__rtruediv__
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    with no_grad():  # the rounded quotient: integers stay integers, as torch's div_trunc / div_floor
+        if rounding_mode == "trunc":  # bool divides as int64 (the correction below subtracts)
+            input, other = (t.to(int64) if isinstance(t, TensorBase) and t.dtype is bool_ else t
+                            for t in (input, other))
+        out = floor_divide(input, other)
+        if rounding_mode == "trunc":
+            if out.dtype.is_floating_point:
+                out = trunc(apply("div", input, other))
+            else:  # floor rounds toward -inf: step back toward zero where the division was inexact
+                inexact = ne(sub(input, mul(out, other)), 0)
+                out = add(out, logical_and(inexact, lt(out, 0)))
+    tensors = [t if isinstance(t, TensorBase) else None for t in (input, other)]
+    record("DivBackward2", _div_rounded_backward, tensors, [out])
+    return out
+
+
+def _div_rounded_backward(node, g):
+    """torch's derivative of a rounded division: grad * 0, for each tensor input (NaN where grad is inf)."""
+    zero = g * 0
+    return tuple(None if meta is None else zero._sum_to(meta[0]) for meta in node.input_meta)
 
 
 def _refuse_integer_division_by_zero(name, input, other):
@@ -110,6 +172,7 @@ def _refuse_integer_division_by_zero(name, input, other):
 
 
 def floor_divide(input, other):
+    input = _numbers(input, other)
     _refuse_integer_division_by_zero("floor_divide", input, other)
     return apply("floor_divide", input, other)
 
@@ -144,6 +207,7 @@ def pow(input, exponent):
 
 
 def square(input):
+    _tensor_arg("square", input, 1, "input")
     return pow(input, 2)
 
 
@@ -151,8 +215,12 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
-        lo = min if min is not None else creation.full_like(input, float("-inf"))
-        hi = max if max is not None else creation.full_like(input, float("inf"))
+        if input.dtype is bool_ and (min is None or max is None):  # torch's clamp_min/max(Tensor): maximum's kernel
+            return apply("maximum", input, min) if max is None else apply("minimum", input, max)
+        low, high = (-np.inf, np.inf) if input.dtype.is_floating_point else (
+            (False, True) if input.dtype is bool_ else (np.iinfo(np.int64).min, np.iinfo(np.int64).max))
+        lo = min if min is not None else creation.full_like(input, low)
+        hi = max if max is not None else creation.full_like(input, high)
         return apply("clamp_tensor", input, lo, hi)
     if min is None:
         return apply("clamp_max", input, max)
@@ -165,18 +233,28 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    if isinstance(min, TensorBase):
+        return clamp(input, min=min)
+    _tensor_arg("clamp_min", input, 1, "input")
+    return apply("clamp_min_fn", input, min)  # ClampMinBackward0, as torch.clamp_min (clamp(min=) is ClampBackward1)
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    if isinstance(max, TensorBase):
+        return clamp(input, max=max)
+    _tensor_arg("clamp_max", input, 1, "input")
+    return apply("clamp_max_fn", input, max)
 
 
 def maximum(input, other):
+    _tensor_arg("maximum", input, 1, "input")
+    _tensor_arg("maximum", other, 2)
     return apply("maximum", input, other)
 
 
 def minimum(input, other):
+    _tensor_arg("minimum", input, 1, "input")
+    _tensor_arg("minimum", other, 2)
     return apply("minimum", input, other)
 
 
@@ -204,16 +282,30 @@ def gelu(input, approximate="none"):
     return apply("gelu_tanh" if approximate == "tanh" else "gelu", input)
 
 
-def _compare(name):
+def _compare(name, alias=None):
+    """numgrad.<name> (or its torch alias, which torch's messages name) for a comparison or logical entry."""
+    called = alias or name
+
     def fn(input, other):
+        if name.startswith("logical_"):  # torch's logical functions take two tensors (eq, lt, ... a number too)
+            _tensor_arg(called, input, 1, "input")
+            _tensor_arg(called, other, 2)
+        elif not isinstance(input, TensorBase):  # a number first: torch's binding has no such signature
+            got = "Tensor" if isinstance(other, TensorBase) else _type_name(other)
+            raise TypeError(f"{called}() received an invalid combination of arguments - got "
+                            f"({_type_name(input)}, {got}), but expected one of:\n"
+                            f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            f" * (Tensor input, Number other, *, Tensor out = None)\n")
         return apply(name, input, other)
-    fn.__name__ = name
+    fn.__name__ = called
     return fn
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
     globals()[_name] = _compare(_name)
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+for _alias, _name in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                      ("not_equal", "ne")):
+    globals()[_alias] = _compare(_name, _alias)
 
 
 def floor(input):
@@ -224,8 +316,18 @@ def ceil(input):
     return _nondiff(input, "ceil")
 
 
-def round(input):
-    return _nondiff(input, "round")
+def round(input, decimals=0):
+    if decimals == 0:
+        return _nondiff(input, "round")
+    _tensor_arg("round", input, 1, "input")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{input.dtype.word}\'')
+    # torch's round_decimals: nearbyint(x * 10**d) / 10**d (x / 10**-d for d < 0), in the input's dtype
+    data, ten = input._data, np.asarray(10.0 ** builtins_abs(decimals), input._data.dtype)
+    values = np.rint(data / ten) * ten if decimals < 0 else np.rint(data * ten) / ten
+    out = TensorBase._make(dispatch.asarray(values, data.dtype), input.dtype)
+    record("RoundBackward1", _zero_backward, [input], [out])
+    return out
 
 
 def trunc(input):
@@ -234,6 +336,9 @@ def trunc(input):
 
 def _nondiff(input, np_name):
     """Piecewise-constant rounding: zero gradient almost everywhere (torch returns zeros too)."""
+    _tensor_arg(np_name, input, 1, "input")
+    if input.dtype is bool_:  # torch has no rounding kernel for bool
+        raise NotImplementedError(f'"{np_name}_vml_cpu" not implemented for \'Bool\'')
     # NumPy's rounding of a 0-d array is a NumPy scalar: asarray keeps an array (on the input's device)
     out = TensorBase._make(dispatch.asarray(getattr(np, np_name)(input._data), input._data.dtype), input.dtype)
     record(np_name.capitalize() + "Backward0", _zero_backward, [input], [out])
@@ -249,10 +354,17 @@ def equal(input, other):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _same_dtype(input, other)
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def _same_dtype(input, other):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.word} did not match {other.dtype.word}")
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _same_dtype(input, other)
     return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
 
 
@@ -280,20 +392,21 @@ def _bool_reduce_folded(input, dim, keepdim, kind):
 
 
 def _bool_reduce_numpy(input, dim, keepdim, kind):
+    _axes(input, dim)  # torch's dim checks (NumPy's AxisError otherwise)
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
     data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
     return TensorBase._make(np.asarray(data), bool_)
 
 
-sum, mean, prod = reduction.sum, reduction.mean, reduction.prod
-max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.amin
-argmax, argmin, norm, var, std = reduction.argmax, reduction.argmin, reduction.norm, reduction.var, reduction.std
-logsumexp, softmax, log_softmax = reduction.logsumexp, reduction.softmax, reduction.log_softmax
+all, any = _takes_tensor(all, "all"), _takes_tensor(any, "any")
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var", "std",
+              "logsumexp", "softmax", "log_softmax"):
+    globals()[_name] = _takes_tensor(getattr(reduction, _name), _name)
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
 
 
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "builtins_abs",
+           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
                         "builtins_max", "builtins_min")]

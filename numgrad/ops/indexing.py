@@ -233,8 +233,8 @@ def _put(t, basic, adv, value, accumulate, name):
             check_same_device(t, value)
         value = value.to(t.device)
     region = t._data[basic]
-    if adv is None:  # a copy into the region (scalars too), as torch's
-        TensorBase._make(region, t._dtype)._check_overlap((value,))
+    if adv is None:  # a copy into the region (scalars too), of the value expanded to it, as torch's
+        TensorBase._make(region, t._dtype)._check_overlap((_expanded_for_overlap(value, region.shape),))
     else:
         t._check_overlap((value,), internal=False)
         if internal_overlap(t._arr):
@@ -261,6 +261,20 @@ def _put(t, basic, adv, value, accumulate, name):
     out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
     return t._write(out)
+
+
+def _expanded_for_overlap(value, shape):
+    """The value as setitem copies it: expanded to the region (an expanded value is not dense, so torch
+    does not judge its overlap); itself when it does not broadcast (the shape error comes later)."""
+    if value._arr is None or value._arr.shape == shape:
+        return value
+    vshape = _strip_ones(value._arr.shape)
+    try:
+        if tuple(np.broadcast_shapes(vshape, shape)) != tuple(shape):
+            return value
+    except ValueError:
+        return value
+    return TensorBase._make(dispatch.broadcast_view(value._arr.reshape(vshape), tuple(shape)), value._dtype)
 
 
 def _strip_ones(shape):
@@ -449,7 +463,7 @@ def _scatter(op, t, dim, index, src, add, bounds=True):
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds)
     if is_tensor and src._dtype is not t._dtype:
-        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
     data = t._data.copy()
     values = _leading(src._data, index._data.shape) if is_tensor else\
         dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)

@@ -72,7 +72,8 @@ def mm(input, mat2):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype.c_name} != "
                            f"{b._dtype.c_name}")
-    _no_bool("addmm_impl_cpu_", a)
+    if k:  # an empty inner dim gives zeros without the kernel, for bool too (as torch)
+        _no_bool("addmm_impl_cpu_", a)
     return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
 
 

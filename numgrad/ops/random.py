@@ -8,7 +8,7 @@ _generator = [np.random.default_rng()]
 
 
 def manual_seed(seed):
-    _generator[0] = np.random.default_rng(int(seed))
+    _generator[0] = np.random.default_rng(int(seed) % 2**64)  # torch takes a negative seed modulo 2**64
     return _generator[0]
 
 
@@ -52,12 +52,20 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if d is dtypes.bool_ and not 0 <= low <= 1:
+        raise RuntimeError("from is out of bounds for bool")
+    if d is dtypes.bool_ and not 0 <= high - 1 <= 1:
+        raise RuntimeError("to - 1 is out of bounds for bool")
     data = (generator or _generator[0]).integers(low, high, _size((size,)), dtype=np.int64).astype(d.np)
     return _wrap(data, d, device, requires_grad)
 
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _wrap(_generator[0].permutation(int(n)).astype(d.np), d, device, requires_grad)
 
 
@@ -76,5 +84,7 @@ def randint_like(t, low=0, high=None, dtype=None, requires_grad=False, device=No
 
 def normal(mean=0.0, std=1.0, size=None, *, dtype=None, requires_grad=False):
     d = _float_dtype(dtype)
+    if isinstance(std, (int, float)) and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     data = _generator[0].normal(mean, std, size=tuple(size) if size is not None else ()).astype(d.np)
     return _wrap(data, d, None, requires_grad)

@@ -15,6 +15,7 @@ from ..tensor_base import TensorBase
 from .._core.shapes import wrap_dim
 from . import creation
 from .elementwise import apply
+from .creation import zeros_like as creation_zeros_like
 from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
 import warnings
@@ -27,6 +28,24 @@ def _return_type(name):
 
 
 RETURN_TYPES = {"max": _return_type("max"), "min": _return_type("min")}
+
+# torch's binding refusing a list of dims where its signatures take one int (function form, as torch.<op>)
+_ONE_DIM_SIGNATURES = {
+    "prod": " * (Tensor input, *, torch.dtype dtype = None)\n"
+            " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n",
+    "max": " * (Tensor input, *, Tensor out = None)\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+           " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n",
+}
+_ONE_DIM_SIGNATURES["min"] = _ONE_DIM_SIGNATURES["max"]
+
+
+def _one_dim(op, dim):
+    """A reduction over one dim (prod, max, argmax, softmax, ...) refuses a tuple of dims, in torch's words."""
+    if isinstance(dim, (tuple, list)):
+        if op in _ONE_DIM_SIGNATURES:
+            raise TypeError(f"{op}() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(dim).__name__}), but expected one of:\n{_ONE_DIM_SIGNATURES[op]}")
+        raise TypeError(f"{op}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
 
 
 def _axes(t, dim):
@@ -81,7 +100,14 @@ def _sum_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g)),)
 
 
-def sum(t, dim=None, keepdim=False, dtype=None):
+# sum(t) and sum(t, dim=None) are different overloads in torch (SumBackward0 / SumBackward1, MeanBackward0
+# / MeanBackward1): a dim left out is this marker, a dim given as None is None
+_NO_DIM = type("NoDim", (), {"__repr__": lambda self: "None"})()
+
+
+def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
+    named = dim is not _NO_DIM
+    dim = None if not named else dim
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     shape = t._shape
@@ -96,8 +122,10 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
+        if out_dtype.is_floating_point:  # the fold starts from the first element, torch's sum from +0.0:
+            values = values + 0.0  # a sum of -0.0s is +0.0 (x + 0.0 changes no other value)
     out = _result(values.reshape(_kept_shape(shape, axes, keepdim)), out_dtype)
-    name = "SumBackward0" if dim is None else "SumBackward1"
+    name = "SumBackward1" if named else "SumBackward0"
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
                                               "self_sym_sizes": shape})
     return out
@@ -118,7 +146,9 @@ def _mean_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g) / node.saved("count")),)
 
 
-def mean(t, dim=None, keepdim=False, dtype=None):
+def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
+    named = dim is not _NO_DIM
+    dim = None if not named else dim
     if not (dtype or t._dtype).is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {t._dtype.word}")
@@ -128,7 +158,7 @@ def mean(t, dim=None, keepdim=False, dtype=None):
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
     out = _result(s._data / np.asarray(count, s._data.dtype) if count else
                   dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
-    record("MeanBackward0" if dim is None else "MeanBackward1", _mean_backward, [t], [out],
+    record("MeanBackward1" if named else "MeanBackward0", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
 
@@ -138,50 +168,57 @@ def _prod_backward(node, g):
     g = _expand_back(node, g)
     out = _expand_back(node, out)
     if not (a._data == 0).any():
-        return (g * out / a,)
+        return (_as_input_dtype(node, g * (out / a)),)
+    if node.saved("dim") is None and int(dispatch.to_host(a._data == 0).sum()) > 1:
+        return (creation_zeros_like(node.saved("input")),)  # torch: every other product holds a zero
     # with zeros: the product of the other elements, by exclusive prefix and suffix products
     axes = node.saved("axes")
     keep = [d for d in range(a._data.ndim) if d not in axes]
     moved = np.ascontiguousarray(a._data.transpose(keep + list(axes)))
     rows = moved.reshape(-1, int(np.prod([a._data.shape[d] for d in axes])))
     ones = np.ones((rows.shape[0], 1), rows.dtype)
-    prefix = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1)
-    suffix = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1)[:, ::-1]
+    # torch's cumprod accumulates float32 in double (1.25 * 3e38 * 0 is 0, not inf * 0), then rounds
+    acc = np.float64 if rows.dtype == np.float32 else rows.dtype
+    prefix = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1, dtype=acc).astype(rows.dtype)
+    suffix = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1, dtype=acc)[:, ::-1].astype(rows.dtype)
     others = (prefix * suffix).reshape(moved.shape).transpose(np.argsort(keep + list(axes)))
-    return (g * _result(others, a._dtype),)
+    return (_as_input_dtype(node, g * _result(others, a._dtype)),)
 
 
 def prod(t, dim=None, keepdim=False, dtype=None):
+    _one_dim("prod", dim)
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     src = t._data.astype(out_dtype.np)
+    saved_self = t if dtype is None else TensorBase._make(src, out_dtype)  # the product's own values
     if any(t._data.shape[a] == 0 for a in axes):
         values = dispatch.full(_kept_shape(t._data.shape, axes, False), 1, out_dtype.np, t._data)
     else:
         values, _ = _fold("prod", src, axes, out_dtype.np)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), out_dtype)
     record("ProdBackward0" if dim is None else "ProdBackward1", _prod_backward, [t], [out],
-           {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
+           {"self": saved_self, "input": t, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
     return out
 
 
-def _check_nonempty(t, axes, op, whole):
-    """torch's errors for selecting from nothing, worded for the op the user called."""
+def _check_nonempty(t, axes, op, whole, given=None):
+    """torch's errors for selecting from nothing, worded for the op the user called; amax and amin name a
+    dim as it was `given`, max, min, argmax and argmin the wrapped one."""
     if whole and 0 in t._shape:
         if op in ("argmax", "argmin"):
             raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
         raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                            "Specify the reduction dim with the 'dim' argument.")
-    for a in axes:
-        if t._shape[a] == 0:
+    if not t._shape:  # a 0-d tensor holds one value
+        return
+    for a in (given if given is not None else axes):
+        if t._shape[wrap_dim(a, len(t._shape))] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
 
 
-def _select(name, t, axes, op, whole, want_index=False):
+def _select(name, t, axes, op, whole, want_index=False, given=None):
     """max/min folds (the table's selecting reductions) for max, min, amax, amin, argmax, argmin."""
-    if op in ("argmax", "argmin") and t._dtype is dtypes.bool_:
-        raise RuntimeError(f"{op}(): does not support bool input")
-    _check_nonempty(t, axes, op, whole)
+    _check_nonempty(t, axes, op, whole, given)
     shape = t._shape
     if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and\
             axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
@@ -210,7 +247,8 @@ def _evenly_backward(node, g):
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
     axes = _axes(t, dim)
     whole = dim is None or dim == () or dim == []
-    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole)
+    given = None if whole or _name in ("max", "min") else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole, given=given)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
     if t._dtype.is_floating_point:
         record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},
@@ -234,6 +272,7 @@ def _indices_backward(node, g):
 def _max_min(name, t, dim, keepdim):
     if dim is None:
         return amax(t, None, False, _name=name, _node="MaxBackward1" if name == "max" else "MinBackward1")
+    _one_dim(name, dim)
     d = wrap_dim(dim, t._data.ndim)
     values, idx = _select(name, t, (d,) if t._data.ndim else (), name, False, want_index=True)
     kept = _kept_shape(t._data.shape, (d,) if t._data.ndim else (), keepdim)
@@ -258,6 +297,9 @@ def min(t, dim=None, keepdim=False):
 
 def argmax(t, dim=None, keepdim=False, _name="max"):
     op = "arg" + _name
+    _one_dim(op, dim)  # the binding's type check, then bool, then the dim's range, as torch
+    if t._dtype is dtypes.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
     if dim is None:
         flat = TensorBase._make(t._data.reshape(-1), t._dtype)
         _, idx = _select(_name, flat, (0,), op, True, want_index=True)
@@ -278,21 +320,46 @@ def argmin(t, dim=None, keepdim=False):
 def _norm_backward(node, g):
     a, out, p = node.saved("self"), node.saved("result"), node.saved("ord")
     g, out = _expand_back(node, g), _expand_back(node, out)
+    # torch's linalg_vector_norm_backward, branch by branch and in its order of operations
     zero = out == 0
     safe = apply("where", zero, 1.0, out)  # no 0/0 at a zero norm, in this backward or in its own
     if p == 2:
-        return (apply("where", zero, 0.0, g * a / safe),)
+        return (g * apply("where", zero, 0.0, a / safe),)
     if p == 1:
-        return (g * a.sign(),)
+        return (a.sign() * g,)
     if p == float("inf") or p == float("-inf"):
-        mask = (a.abs() == out).to(g.dtype)
-        return (g * a.sign() * mask / sum(mask, node.saved("axes"), keepdim=True),)
+        # the elements equal to the norm share the gradient; a NaN counts as one (sign(NaN) is 0)
+        abs_a = a.abs()
+        mask = ((abs_a == out) | abs_a.isnan()).to(g.dtype)
+        return (a.sign() * ((g / sum(mask, node.saved("axes"), keepdim=True)) * mask),)
     if p == 0:  # a count of nonzeros: torch sends no gradient at all
         return (None,)
-    return (apply("where", zero, 0.0, g * a * a.abs() ** (p - 2) / safe ** (p - 1)),)
+    if p < 1:  # |a|**(p-1) is infinite at 0: torch puts 0 there, and divides by the norm unmasked
+        scaled = apply("where", a == 0, 0.0, a.sign() * a.abs() ** (p - 1))
+        return (scaled * g / out ** (p - 1),)
+    scaled = a.sign() * a.abs() ** (p - 1) if p < 2 else a * a.abs() ** (p - 2)
+    return (scaled * apply("where", zero, 0.0, g / safe ** (p - 1)),)
+
+
+def _check_empty_norm(t, p, dim, axes):
+    """linalg.vector_norm's checks for an empty input: a negative or infinite order has no identity (the
+    missing space before `because` is torch's)."""
+    if p < 0 or (p == float("inf") and dim is None):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor because the "
+                           "operation does not have an identity")
+    if p == float("inf"):
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            if t._shape[wrap_dim(d, len(t._shape))] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the dimension {d}because "
+                                   "this dimension is empty and the operation does not have an identity")
 
 
 def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
+    if p is not None and not isinstance(p, (int, float, str)):  # torch's binding, before any other check
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if isinstance(dim, bool):  # a bool is an int to Python, not a dim to torch
+        raise TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, but found element "
+                        "of type bool at pos 0")
     if (p is None or p == "fro") and isinstance(dim, (tuple, list)) and len(dim) > 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if p is None or p == "fro":
@@ -300,7 +367,11 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
     if not t._dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{t._dtype.word}")
+    if dtype is not None:  # computed (and differentiated) in dtype, as torch's
+        t = t.to(dtype)
     axes = _axes(t, dim)
+    if 0 in t._shape:
+        _check_empty_norm(t, p, dim, axes)
     with no_grad():
         x = t.abs()
         if p == float("inf"):
@@ -337,25 +408,37 @@ def _var_parts(t, dim, correction, keepdim, op):
                       "factor (input numel divided by output numel). (Triggered internally at "
                       "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning, stacklevel=3)
     with no_grad():
-        centred = t - mean(t, axes, keepdim=True)
+        # float32 in double, as torch accumulates: the squares of values near 1e30 do not overflow a std
+        x = t.to(dtypes.float64) if t._dtype is dtypes.float32 else t
+        centred = x - mean(x, axes, keepdim=True)
         var = sum(centred * centred, axes, keepdim) / builtins.max(n - correction, 0)
     return axes, n, var
 
 
-def _var_backward(node, g):
+def _var_grad(node, g):
+    """torch's var_backward for a gradient `g` at the input's shape: (2 / dof) * g * (a - mean). A whole-tensor
+    var (no dim, or a 0-d input) with no degrees of freedom left (correction >= n) gives g * inf, NaN where an
+    element equals the mean; with dims torch keeps the formula, 2 / dof negative or infinite."""
     a, n, c = node.saved("self"), node.saved("n"), node.saved("correction")
-    g = _expand_back(node, g)
-    return (g * 2 * (a - mean(a, node.saved("axes"), keepdim=True)) / (n - c),)
+    centre = mean(a, node.saved("axes"), keepdim=True)
+    dof = n - c
+    if dof <= 0 and (node.saved("dim") is None or not a._shape):
+        return g * apply("where", a == centre, float("nan"), float("inf"))
+    return (2.0 / dof if dof else float("inf")) * g * (a - centre)
+
+
+def _var_backward(node, g):
+    return (_var_grad(node, _expand_back(node, g)),)
 
 
 def _std_backward(node, g):
-    a, n, c, out = node.saved("self"), node.saved("n"), node.saved("correction"), node.saved("result")
+    """torch's std_backward: var's with g / (2 * std), 0 where the std is 0 (dividing by 1 there keeps double
+    backward free of 0 * inf)."""
+    out = node.saved("result")
     g, out = _expand_back(node, g), _expand_back(node, out)
-    # where the std is 0 torch gives a zero gradient, not 0/0; dividing by 1 there keeps double
-    # backward free of 0 * inf too
     zero = out == 0
     safe = apply("where", zero, 1.0, out)
-    return (apply("where", zero, 0.0, g * (a - mean(a, node.saved("axes"), keepdim=True)) / ((n - c) * safe)),)
+    return (_var_grad(node, apply("where", zero, 0.0, g / (safe * 2))),)
 
 
 def _parse_var_args(dim, unbiased, keepdim, correction):
@@ -367,7 +450,7 @@ def _parse_var_args(dim, unbiased, keepdim, correction):
 def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
     axes, n, v = _var_parts(t, dim, c, keepdim, "var")
-    out = _result(v._data, t._dtype)
+    out = _result(v._data.astype(t._dtype.np, copy=False), t._dtype)
     record("VarBackward0", _var_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
                                                         "correction": c, "dim": dim})
     return out
@@ -376,7 +459,7 @@ def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
     axes, n, v = _var_parts(t, dim, c, keepdim, "std")
-    out = _result(np.sqrt(v._data), t._dtype)  # on the GPU, the op table's sqrt kernel (DeviceArray ufuncs)
+    out = _result(np.sqrt(v._data).astype(t._dtype.np, copy=False), t._dtype)  # on the GPU, the op table's sqrt kernel (DeviceArray ufuncs)
     record("StdBackward0", _std_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "n": n,
                                                         "correction": c, "dim": dim}, {"result": 0})
     return out
@@ -392,11 +475,11 @@ def logsumexp(t, dim, keepdim=False):
     if not t._dtype.is_floating_point:
         t = t.to(dtypes.get_default_dtype())
     with no_grad():
-        if t.numel() == 0:  # nothing to take a max of: the sum of no exponentials is 0, its log -inf
-            m = creation.zeros(*_kept_shape(t._data.shape, axes, True), dtype=t._dtype, device=t.device)
+        if any(t._shape[a] == 0 for a in axes):  # no maximum to shift by: log(sum of nothing) = -inf
+            m = creation_zeros_like(sum(t, axes, keepdim=True))
         else:
             m = amax(t, axes, keepdim=True)
-            m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
+        m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
         out = (sum((t - m).exp(), axes, keepdim=True).log() + m)
         if not keepdim:
             out = out.reshape(_kept_shape(t._data.shape, axes, False))
@@ -430,7 +513,7 @@ def _row_kernel_applies(t, d):
 def _softmax_dtype(t, dtype, dim, log):
     if dtype is not None:
         return t.to(dtype)
-    if not t._dtype.is_floating_point:
+    if not t._dtype.is_floating_point and 0 not in t._shape:  # an empty input never reaches the kernel
         last = t._data.ndim == 0 or wrap_dim(dim, t._data.ndim) == t._data.ndim - 1
         kernel = ("log_" if log else "") + ("softmax_lastdim_kernel_impl" if last else "softmax_kernel_impl")
         raise NotImplementedError(f'"{kernel}" not implemented for \'{t._dtype.word}\'')
@@ -438,10 +521,15 @@ def _softmax_dtype(t, dtype, dim, log):
 
 
 def softmax(t, dim, dtype=None, _log=False):
+    op = "log_softmax" if _log else "softmax"
+    _one_dim(op, dim)  # torch's binding checks the arguments' types, then the dim, then the dtype
+    if dtype is not None and not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"{op}(): argument 'dtype' (position 3) must be torch.dtype, not {type(dtype).__name__}")
+    wrap_dim(dim, len(t._shape))
     t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, len(t._shape))
     with no_grad():
-        if t.numel() == 0:  # no rows, or rows of nothing: an empty result of the same shape
+        if 0 in t._shape:  # nothing to normalise
             out = _result(t._data.copy(), t._dtype)
         elif _row_kernel_applies(t, d):
             out = _result(dispatch.row_softmax(t._data, _log), t._dtype)

@@ -52,8 +52,10 @@ _gelu_t = f"tanh({SQRT_2_OVER_PI} * (a + {GELU_C} * a * a * a))"
 _e("add", "a b", "a + b", {"a": "g", "b": "g"}, "AddBackward0")
 _e("sub", "a b", "a - b", {"a": "g", "b": "-g"}, "SubBackward0")
 _e("rsub", "a b", "b - a", {"a": "-g"}, "RsubBackward1", scalar_only=("b",))
+# torch.rsub(t, other) with a tensor other: other - t as an op of its own (RsubBackward0)
+_e("rsub_tensor", "a b", "b - a", {"a": "-g", "b": "g"}, "RsubBackward0", internal=True)
 _e("mul", "a b", "a * b", {"a": "g * b", "b": "g * a"}, "MulBackward0")
-_e("div", "a b", "a / b", {"a": "g / b", "b": "-g * a / (b * b)"}, "DivBackward0", kind="float",
+_e("div", "a b", "a / b", {"a": "g / b", "b": "-g * ((a / b) / b)"}, "DivBackward0", kind="float",
    domain={"b": NONZERO})
 # pow: exponent 0 has derivative 0 everywhere (torch avoids 0 * inf at a == 0)
 _e("pow", "a b", "scalar_power(a, b)", {"a": "where(b == 0, 0, g * b * scalar_power(a, b - 1))"}, "PowBackward0",
@@ -70,21 +72,21 @@ _e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"
 _e("log1p", "a", "log1p(a)", {"a": "g / (a + 1)"}, "Log1PBackward0", kind="float", domain={"a": POSITIVE})
 _e("expm1", "a", "expm1(a)", {"a": "g * (out + 1)"}, "Expm1Backward0", kind="float")
 _e("sqrt", "a", "sqrt(a)", {"a": "g / (2 * out)"}, "SqrtBackward0", kind="float", domain={"a": POSITIVE})
-_e("rsqrt", "a", "1 / sqrt(a)", {"a": "-0.5 * g * out * out * out"}, "RsqrtBackward0", kind="float",
+_e("rsqrt", "a", "1 / sqrt(a)", {"a": "-0.5 * g * (out * out * out)"}, "RsqrtBackward0", kind="float",
    domain={"a": POSITIVE})
 _e("sin", "a", "sin(a)", {"a": "g * cos(a)"}, "SinBackward0", kind="float")
 _e("cos", "a", "cos(a)", {"a": "-g * sin(a)"}, "CosBackward0", kind="float")
 _e("tan", "a", "tan(a)", {"a": "g * (1 + out * out)"}, "TanBackward0", kind="float", domain={"a": UNIT})
 _e("tanh", "a", "tanh(a)", {"a": "g * (1 - out * out)"}, "TanhBackward0", kind="float")
 _e("atan", "a", "atan(a)", {"a": "g / (a * a + 1)"}, "AtanBackward0", kind="float")
-_e("sigmoid", "a", "sigmoid(a)", {"a": "g * out * (1 - out)"}, "SigmoidBackward0", kind="float")
-# relu'(0) = 0; NaN passes through, forward and backward, as in torch
-_e("relu", "a", "where(a <= 0, 0, a)", {"a": "where(out <= 0, 0, g)"}, "ReluBackward0",
+_e("sigmoid", "a", "sigmoid(a)", {"a": "g * (1 - out) * out"}, "SigmoidBackward0", kind="float")
+# relu'(0) = 0; NaN passes through, forward and backward, as in torch; relu(-0.0) is -0.0 (clamp_min)
+_e("relu", "a", "where(a < 0, 0, a)", {"a": "where(out <= 0, 0, g)"}, "ReluBackward0",
    refuses={"bool": (RuntimeError, "Boolean inputs not supported for relu")})
 _e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0",  # abs'(0) = sign(0) = 0
    refuses={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')})
 _e("sign", "a", "sign(a)", {"a": "zeros"}, "SignBackward0")
-_e("reciprocal", "a", "1 / a", {"a": "-g * out * out"}, "ReciprocalBackward0", kind="float",
+_e("reciprocal", "a", "1 / a", {"a": "-g * (out * out)"}, "ReciprocalBackward0", kind="float",
    domain={"a": NONZERO})
 # clamp passes the gradient at its boundaries (a == min or a == max)
 _clamp_a = "where((a >= lo) & (a <= hi), g, 0)"
@@ -94,6 +96,11 @@ _e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampB
    saved_names={"lo": "min"}, scalar_only=("lo",))
 _e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
    saved_names={"hi": "max"}, scalar_only=("hi",))
+# torch.clamp_min / clamp_max (and their methods) are ops of their own: the same math, their own nodes
+_e("clamp_min_fn", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampMinBackward0",
+   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True)
+_e("clamp_max_fn", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampMaxBackward0",
+   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True)
 _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    # with min > max the result is max everywhere: torch sends the gradient to max only
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},

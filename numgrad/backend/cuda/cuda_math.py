@@ -30,13 +30,14 @@ def isnan(x):
 
 @cuda.jit(device=True, inline="always")
 def maximum(x, y):
-    # propagates NaN from either side, as torch.maximum does
-    return x if (x > y or x != x) else y
+    # propagates NaN from either side, as torch.maximum does; a tie (0.0 and -0.0) gives x, as std::max
+    # in torch's clamp and scalar maximum
+    return y if (x < y or y != y) else x
 
 
 @cuda.jit(device=True, inline="always")
 def minimum(x, y):
-    return x if (x < y or x != x) else y
+    return y if (y < x or y != y) else x
 
 
 

@@ -153,8 +153,9 @@ def broadcast_view(arr, shape):
 # ---- memory overlap, as torch judges it before an in-place write (aten/src/ATen/MemoryOverlap.cpp) ----
 
 def internal_overlap(arr):
-    """Whether several elements of `arr` are one memory location: a dim of size above 1 with stride 0."""
-    return any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
+    """Whether several elements of `arr` are one memory location: a dim of size above 1 with stride 0 (an
+    empty array has no elements to share one)."""
+    return arr.size > 0 and any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
 
 
 def _dense(arr):

@@ -38,6 +38,7 @@ CALLS = {
     "add": lambda L, a, b: a + b,
     "sub": lambda L, a, b: a - b,
     "rsub": lambda L, a, b: b - a,
+    "rsub_tensor": lambda L, a, b: L.rsub(a, b),
     "mul": lambda L, a, b: a * b,
     "div": lambda L, a, b: a / b,
     "pow": lambda L, a, b: a ** b,
@@ -47,6 +48,8 @@ CALLS = {
     "clamp": lambda L, a, lo, hi: L.clamp(a, min=lo, max=hi),
     "clamp_min": lambda L, a, lo: L.clamp(a, min=lo),
     "clamp_max": lambda L, a, hi: L.clamp(a, max=hi),
+    "clamp_min_fn": lambda L, a, lo: L.clamp_min(a, lo),
+    "clamp_max_fn": lambda L, a, hi: L.clamp_max(a, hi),
     "clamp_tensor": lambda L, a, lo, hi: L.clamp(a, lo, hi),
     "maximum": lambda L, a, b: L.maximum(a, b),
     "minimum": lambda L, a, b: L.minimum(a, b),
@@ -85,6 +88,8 @@ SCALARS = {
     ("remainder_scalar", "b"): [2.5, -1.5, 3, -2],
     ("rremainder", "b"): [2.5, -3, 7],
     ("fmod_scalar", "b"): [2.5, -1.5, 3, -2],
+    ("clamp_min_fn", "lo"): [-0.5, 0.0, 0.5, 1],
+    ("clamp_max_fn", "hi"): [-0.5, 0.0, 0.5, 1],
 }
 
 NAMES = sorted(ELEMENTWISE)

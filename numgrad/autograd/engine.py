@@ -3,6 +3,8 @@ works), passing each its summed incoming gradients (grad_buffers.py) or running 
 (fused_backward.py)."""
 import heapq
 
+import numpy as np
+
 from .._core.state import STATE
 from ..backend import dispatch
 from ..node import AccumulateGrad, edge_of, hooked
@@ -78,6 +80,7 @@ def _graph(roots, targets):
     return deps, needed
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
     """Backpropagates from `outputs`. `capture` maps (node, output_nr) edges to slots whose incoming
     gradient is recorded (autograd.grad); with it, only the part of the graph leading there runs."""

@@ -223,6 +223,7 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
     return stride, padding, dilation
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
     if bias is not None and bias._dtype is not input._dtype:

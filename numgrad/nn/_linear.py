@@ -22,6 +22,7 @@ def _addmm_backward(node, g):
     return bias_grad, input_grad, weight_grad
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _addmm(input, weight, bias):
     """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
     (n, k), (m, k2) = input._data.shape, weight._data.shape

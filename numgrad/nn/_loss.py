@@ -55,6 +55,7 @@ def _mse_derivatives(node, want):
     return (diff * 2 if want[0] else None, diff * -2 if want[1] else None)
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
     # torch broadcasts the two (its RuntimeError for a mismatch) before it reads the reduction
@@ -127,6 +128,7 @@ def _log_sigmoid(x):
     return -((-x.abs()).exp().log1p() + (-x).clamp_min(0))
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     check_reduction(reduction)

@@ -52,6 +52,7 @@ def _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, param_axe
     return out
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     x = input._data
     if x.ndim < 2:
@@ -89,6 +90,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                    "NativeBatchNormBackward0")
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = input._data

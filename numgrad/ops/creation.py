@@ -194,6 +194,7 @@ def _scalar_text(v):
     return str(v) if isinstance(v, numbers.Integral) else f"{v:g}"
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     steps = int(steps)

@@ -59,6 +59,7 @@ def _dot_backward(node, g):
             g * node.saved("a") if _wants(node, 1) else None)
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mm(input, mat2):
     _check_tensors("mm", input, mat2, ("input", "mat2"))
     a, b = input, mat2
@@ -77,6 +78,7 @@ def mm(input, mat2):
     return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def bmm(input, mat2):
     _check_tensors("bmm", input, mat2, ("input", "mat2"))
     a, b = input, mat2
@@ -94,6 +96,7 @@ def bmm(input, mat2):
     return _product("BmmBackward0", _bmm_backward, a, b, np.matmul(a._data, b._data))
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mv(input, vec):
     _check_tensors("mv", input, vec, ("input", "vec"))
     a, b = input, vec
@@ -109,6 +112,7 @@ def mv(input, vec):
     return _product("MvBackward0", _mv_backward, a, b, np.matmul(a._data, b._data))
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def dot(input, tensor):
     _check_tensors("dot", input, tensor, ("input", "tensor"))
     a, b = input, tensor

@@ -163,6 +163,7 @@ def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
     return out
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _prod_backward(node, g):
     a, out = node.saved("self"), node.saved("result")
     g = _expand_back(node, g)
@@ -447,6 +448,7 @@ def _parse_var_args(dim, unbiased, keepdim, correction):
     return dim, _correction(unbiased, correction), keepdim
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
     axes, n, v = _var_parts(t, dim, c, keepdim, "var")
@@ -456,6 +458,7 @@ def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return out
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, c, keepdim = _parse_var_args(dim, unbiased, keepdim, correction)
     axes, n, v = _var_parts(t, dim, c, keepdim, "std")

@@ -273,6 +273,7 @@ def _to_copy_backward(node, g):
     return (g.to(node.input_meta[0][1]),)
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def to_dtype(t, dtype, copy=False):
     if dtype is t._dtype and not copy:
         return t

@@ -34,12 +34,20 @@ def _leaf(value):
 
 def outcome(lib, fn, args, grad=True):
     """fn(lib, *tensors) reduced with _leaf, plus the inputs' gradients after backward of the sum of every
-    floating result that requires grad; an exception (in the call or in backward) becomes (type, message)."""
+    floating result that requires grad; an exception (in the call or in backward) becomes (type, message).
+    The last item lists the RuntimeWarnings raised on the way (NumPy's overflow or invalid-value
+    warnings leaking out of numgrad: torch is silent)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _run(lib, fn, args, grad)
+    leaked = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result + (("RuntimeWarning", leaked),) if leaked else result
+
+
+def _run(lib, fn, args, grad):
     ins = [make(lib, a, grad) for a in args]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(lib, *ins)
+        out = fn(lib, *ins)
     except Exception as e:  # noqa: BLE001  the exception is the outcome compared
         return ("raises", type(e).__name__, str(e).split("\n")[0])
     result = _leaf(out)

@@ -207,6 +207,7 @@ def run_map(program, outputs, out_dtypes, outs=None):
     return outs
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _combine(kind, parts):
     """The threads' partial folds joined by the reduction's own combine (spec/table.py): np.maximum and
     np.minimum propagate a NaN, as the fold does; the result keeps the partials' scalar type."""

@@ -113,6 +113,7 @@ def _layout(x, axes):
     return x, math.prod(shape[:r0]), math.prod(shape[r0:r1]), math.prod(shape[r1:])
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=False):
     """Reduces `x` over `axes` (sorted, non-empty, every reduced extent > 0); returns values flat in the
     order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""

@@ -38,7 +38,10 @@ def asarray(values, np_dtype=None):
     """`values` (an array, host or GPU, or a scalar) as an array of `np_dtype`, copied only to convert."""
     if on_gpu(values):
         return values if np_dtype is None else values.astype(np_dtype, copy=False)
-    return np.asarray(values, np_dtype)
+    if np_dtype is None or getattr(values, "dtype", None) == np_dtype:
+        return np.asarray(values, np_dtype)
+    with np.errstate(all="ignore"):  # a cast to inf (or of NaN) without NumPy's warning: torch is silent
+        return np.asarray(values, np_dtype)
 
 
 def contiguous(arr):

@@ -120,6 +120,7 @@ def take_along_axis(data, index, dim):
     return np.take_along_axis(data, index, axis=dim)
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def scatter_along_axis(data, index, dim, values, add):
     """data at index along `dim` set to (or, with `add`, increased by) values, in place; repeated indices add up."""
     if on_gpu(data):

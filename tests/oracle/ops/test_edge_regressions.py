@@ -320,3 +320,25 @@ def test_clamp_min_and_clamp_max_nodes(fusion):
     for fn in (lambda lib, x: lib.clamp_min(x, 0), lambda lib, x: x.clamp_max(0.5), lambda lib, x: lib.clamp(x, min=0),
                lambda lib, x: x.clone().clamp_min_(0.0), lambda lib, x: lib.clamp_max(x, float("nan"))):
         same(fn, x, fusion=fusion)
+
+
+def test_no_numpy_floating_point_warnings(fusion):
+    """NumPy's RuntimeWarnings ("overflow encountered in cast", "invalid value encountered in matmul", ...)
+    leaked out of numgrad's NumPy-backed paths (casts, matmul/dot, scatter_add, losses, norms, folds,
+    linspace, backward) where torch is silent about inf and NaN; compare() records them as a difference."""
+    x = np.array([[np.inf, -np.inf], [np.nan, 1e30]], F32)
+    big = np.zeros(1 << 18, F32)
+    big[5], big[-7] = np.inf, -np.inf
+
+    def nnf(lib):
+        return torch.nn.functional if lib is torch else numgrad.nn.functional
+
+    for fn, arrays in ((lambda lib, x: x @ x, (x,)), (lambda lib, x: lib.mv(x, x[0]), (x,)),
+                       (lambda lib, x: x.double().mul(1e300).float(), (x,)), (lambda lib, x: lib.var(x), (x,)),
+                       (lambda lib, x: lib.scatter_add(x, 1, lib.tensor([[0, 0], [1, 1]]), x), (x,)),
+                       (lambda lib, x: nnf(lib).mse_loss(x, x * 2), (x,)),
+                       (lambda lib, x: nnf(lib).layer_norm(x, (2,)), (x,)),
+                       (lambda lib, x: nnf(lib).binary_cross_entropy_with_logits(x, x.sigmoid()), (x,)),
+                       (lambda lib: lib.linspace(0, float("inf"), 3), ()), (lambda lib, b: b.sum(), (big,)),
+                       (lambda lib, x: x.prod(1), (np.array([[1.25, 3e38, 0.0]], F32),))):
+        same(fn, *arrays, fusion=fusion)

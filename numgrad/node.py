@@ -163,7 +163,8 @@ class SavedTensor:
             shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
             fn = self.tensor._grad_fn if self.tensor is not None else node
-            op = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
+            # "AddBackward0" reads "Add", but "PowBackward1" reads "Pow1" (the variant's number stays)
+            op = re.sub(r"Backward(0$|(?=\d+$))", "", fn.name()) if fn is not None else ""
             nr = self.tensor._output_nr if self.tensor is not None else self.output_nr
             where = f", which is output {nr} of {op}," if op else ""
             raise RuntimeError(

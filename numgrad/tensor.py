@@ -5,6 +5,7 @@ and still make every result a Tensor (TensorBase._make uses the class declared w
 import numpy as np
 
 from ._core import dtypes
+from ._core.shapes import infer_size
 from .autograd import functional as autograd_functional
 from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
@@ -28,6 +29,8 @@ def _table_methods():
         "multiply", "divide", "true_divide", "negative", "absolute", "greater", "less", "greater_equal",
         "less_equal", "not_equal"]
     methods = {name: getattr(F, name) for name in names}
+    for name in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):
+        methods[name] = _two_tensors(name)
     for name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
                  "expand", "expand_as", "clone", "contiguous"):
         methods[name] = getattr(shape, name)
@@ -35,14 +38,37 @@ def _table_methods():
     inplace = [e.name for e in published if e.kind != "compare"] + [
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "round"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name))
+        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")))
     return methods
 
 
-def _inplace(fn):
+def _two_tensors(name):
+    """The method form of an op taking two Tensors only: `other` is argument 1 in torch's TypeError."""
+    fn = getattr(F, name)
+
+    def op(self, other):
+        F.tensors_only(name, self, other, method=True)
+        return fn(self, other)
+    op.__name__ = name
+    return op
+
+
+def _check_cast(result, target, c_names=False):
+    """torch's refusal to write a result into a tensor of a lower dtype category. TensorIterator names the
+    dtypes as ScalarType ("Long"); clamp with number bounds checks on its own and names the destination as
+    C++ does ("long int", "bool")."""
+    if not np.can_cast(result._dtype.np, target._dtype.np, casting="same_kind") and result._dtype is not dtypes.bool_:
+        to = target._dtype.c_name if c_names else target._dtype.word
+        raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output type {to}")
+
+
+def _inplace(fn, c_names=False):
     def op(self, *args, **kwargs):
         self._check_inplace()
-        return self._write(fn(self, *args, **kwargs))
+        result = fn(self, *args, **kwargs)
+        if c_names and not any(isinstance(a, TensorBase) for a in (*args, *kwargs.values())):
+            _check_cast(result, self, c_names=True)
+        return self._write(result)
     op.__name__ = fn.__name__ + "_"
     return op
 
@@ -51,12 +77,22 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
-def _logical(name, bitwise_int):
+def _bitwise(logical, bitwise_int, kernel):
+    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, int64 the bitwise one,
+    and a floating result type is refused with torch's NotImplementedError (there is no float bitwise kernel)."""
     def op(self, other):
-        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
-            return getattr(F, name)(self, other)
-        other_data = other._data if isinstance(other, TensorBase) else other
-        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)), self.dtype)
+        if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
+            return NotImplemented
+        is_tensor = isinstance(other, TensorBase)
+        result = dtypes.result_type([(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)],
+                                    [] if is_tensor else [other])
+        if result.is_floating_point:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
+        if result is dtypes.bool_:  # a Python bool as a tensor: the logical ops take tensors only
+            return getattr(F, logical)(self, other if is_tensor else creation.tensor(bool(other)))
+        other_data = other._data if is_tensor else other
+        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data), np.int64),
+                            dtypes.int64)
     return op
 
 
@@ -143,9 +179,9 @@ class Tensor(TensorBase, result_class=True):
     __ge__ = F.ge
     __floordiv__ = F.floor_divide
     __rfloordiv__ = _reflected(F.floor_divide)
-    __and__ = __rand__ = _logical("logical_and", np.bitwise_and)
-    __or__ = __ror__ = _logical("logical_or", np.bitwise_or)
-    __xor__ = __rxor__ = _logical("logical_xor", np.bitwise_xor)
+    __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
+    __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
+    __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
 
     def __pos__(self):
         return self
@@ -157,8 +193,8 @@ class Tensor(TensorBase, result_class=True):
         if self.dtype is dtypes.bool_:
             return F.logical_not(self)
         if self.dtype.is_floating_point:
-            raise TypeError("ufunc 'invert' not supported for the input types")
-        return Tensor._make(np.invert(self._data), self.dtype)
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return Tensor._make(np.asarray(np.invert(self._data)), self.dtype)  # a 0-d input gives a NumPy scalar
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -198,10 +234,17 @@ class Tensor(TensorBase, result_class=True):
         values get no gradient, a tensor source gets the gradient summed to its shape."""
         self._check_inplace()
         src = source if isinstance(source, TensorBase) else None
+        if src is not None and src._data.shape != self._data.shape:  # torch's broadcast messages, not NumPy's
+            full = infer_size(self._data.shape, src._data.shape)
+            if full != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                                   f"{list(full)}")
         value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
+        if not self._dtype.is_floating_point:  # an integer or bool result is not differentiable: no node
+            inputs = []
         record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
         return self._write(out)
 
@@ -264,10 +307,7 @@ class Tensor(TensorBase, result_class=True):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
         self._check_inplace()
-        if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and\
-                not (result._dtype is dtypes.bool_):
-            raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
-                               f"type {self._dtype.word}")
+        _check_cast(result, self)
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")

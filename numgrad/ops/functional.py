@@ -5,6 +5,7 @@ import types
 
 import numpy as np
 
+from .._core import dtypes
 from .._core.dtypes import bool_, int64
 from ..backend import dispatch
 from ..node import record
@@ -43,17 +44,32 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _check_alpha(input, other, alpha):
+    """torch's alpha_check against the result dtype of input and other."""
+    if type(alpha) is int and alpha == 1:
+        return
+    ts = [t for t in (input, other) if isinstance(t, TensorBase)]
+    result = dtypes.result_type([(t._dtype, len(t._shape)) for t in ts],
+                                [x for x in (input, other) if not isinstance(x, TensorBase)])
+    if isinstance(alpha, (bool, np.bool_)) and result is not dtypes.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not result.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def add(input, other, alpha=1):
+    _check_alpha(input, other, alpha)
     if alpha != 1:
-        other = mul(other, alpha)
+        other = other * alpha if _scalar(other) else mul(other, alpha)  # two numbers: no tensor to apply to
     if _scalar(input):
         input, other = other, input
     return apply("add", input, other)
 
 
 def sub(input, other, alpha=1):
+    _check_alpha(input, other, alpha)
     if alpha != 1:
-        other = mul(other, alpha)
+        other = other * alpha if _scalar(other) else mul(other, alpha)  # two numbers: no tensor to apply to
     if _scalar(input):
         return apply("rsub", other, input)
     return apply("sub", input, other)
@@ -130,11 +146,22 @@ def clamp_max(input, max):
     return clamp(input, max=max)
 
 
+def tensors_only(name, input, other, method=False):
+    """torch's argument parser for ops whose signature takes two Tensors (no Number): a Python scalar is a
+    TypeError; as a method, self is not counted, so `other` is position 1."""
+    for arg, value, position in (("input", input, 1), ("other", other, 2 - method)):
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
 def maximum(input, other):
+    tensors_only("maximum", input, other)
     return apply("maximum", input, other)
 
 
 def minimum(input, other):
+    tensors_only("minimum", input, other)
     return apply("minimum", input, other)
 
 
@@ -164,6 +191,8 @@ def gelu(input, approximate="none"):
 
 def _compare(name):
     def fn(input, other):
+        if name.startswith("logical"):  # eq..ge take a Number too; the logical ops only Tensors
+            tensors_only(name, input, other)
         return apply(name, input, other)
     fn.__name__ = name
     return fn

@@ -1,4 +1,5 @@
 """Indexing ops with backward: getitem/setitem as torch indexes, masked_fill, index_select, gather, scatter."""
+import math
 import operator
 import warnings
 
@@ -151,6 +152,8 @@ def _check_advanced(shape, adv):
     for d, (a, masked) in enumerate(zip(out, from_mask)):
         if device_index.is_index_array(a):
             v = None if masked else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
+            if v is not None and shape[d] == 0:  # torch's kernel words an empty dimension without numbers
+                raise IndexError("index is out of bounds for dimension with size 0")
             if v is not None:
                 raise IndexError(f"index {v} is out of bounds for dimension {ordinal} with size {shape[d]}")
             ordinal += 1
@@ -196,7 +199,16 @@ def getitem(t, key):
 
 # ---- assignment ------------------------------------------------------------------------------------
 
+def _single_mask(key):
+    """Whether the key's only tensor index is one bool tensor (ints, slices, None and ... beside it)."""
+    tensors = [k for k in _as_tuple(key) if isinstance(k, (TensorBase, np.ndarray, list, tuple, range))]
+    return len(tensors) == 1 and isinstance(tensors[0], TensorBase) and tensors[0]._dtype is dtypes.bool_
+
+
 def setitem(t, key, value):
+    if isinstance(value, TensorBase) and value._dtype is not t._dtype and math.prod(value._shape) == 1 and \
+            _single_mask(key):
+        value = value.to(t._dtype)  # torch does this as a masked_fill_, which casts a one-element value
     basic, adv, name = _parse(t, key)
     if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
         name = COPY_SLICES
@@ -321,12 +333,14 @@ def index_select(t, dim, index):
     check_same_device(t, index)
     idx = index._data.reshape(-1)
     size = t._data.shape[d] if t._data.ndim else 1
+    if t._data.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     v = device_index.first_out_of_bounds(idx, 0, size - 1)
-    # torch's CPU kernels word it by path: dim 1 has its own kernel; an empty self is checked on its own
-    if d == 1 and v is not None:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
+    # torch's CPU kernels word it by path: an empty self is checked first, then dim 1 has its own kernel
     if t._data.ndim > 1 and idx.size and t._data.size == 0 and size == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if d == 1 and v is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     if v is not None:
         raise IndexError("index out of range in self")
     if t._data.ndim == 0:  # index_select always copies, a 0-d input too
@@ -469,6 +483,8 @@ def scatter_add(t, dim, index, src):
 
 
 def take_along_dim(t, indices, dim=None):
+    if dim is not None and t._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if indices._dtype is not dtypes.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices._dtype.word}")

@@ -86,7 +86,7 @@ def sum(t, dim=None, keepdim=False, dtype=None):
     shape = t._shape
     if any(shape[a] == 0 for a in axes):
         values = dispatch.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
-    elif axes and STATE.fusion and axes == tuple(range(axes[0], len(shape))) and\
+    elif axes and STATE.fusion and 0 not in shape and axes == tuple(range(axes[0], len(shape))) and\
             out_dtype.is_floating_point == t._dtype.is_floating_point:
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
@@ -182,8 +182,9 @@ def _select(name, t, axes, op, whole, want_index=False):
         raise RuntimeError(f"{op}(): does not support bool input")
     _check_nonempty(t, axes, op, whole)
     shape = t._shape
-    if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and\
-            axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
+    # trailing dims: the vectorised fused fold (not over an empty tensor: a fused program needs an element)
+    if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and 0 not in shape and\
+            axes == tuple(range(axes[0], len(shape))):
         values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
         return dispatch.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
@@ -391,7 +392,10 @@ def logsumexp(t, dim, keepdim=False):
     if not t._dtype.is_floating_point:
         t = t.to(dtypes.get_default_dtype())
     with no_grad():
-        m = amax(t, axes, keepdim=True)
+        if t._data.size == 0:  # amax of nothing raises; here the shift is 0 (a sum over nothing is 0: log gives -inf)
+            m = sum(t, axes, keepdim=True)
+        else:
+            m = amax(t, axes, keepdim=True)
         m = m.masked_fill(m.abs() == float("inf"), 0.0)  # all -inf rows give -inf, not nan
         out = (sum((t - m).exp(), axes, keepdim=True).log() + m)
         if not keepdim:
@@ -437,7 +441,9 @@ def softmax(t, dim, dtype=None, _log=False):
     t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, len(t._shape))
     with no_grad():
-        if _row_kernel_applies(t, d):
+        if t._data.size == 0:  # nothing to normalize (and amax of an empty dim would raise)
+            out = _result(t.clone()._data, t._dtype)
+        elif _row_kernel_applies(t, d):
             out = _result(dispatch.row_softmax(t._data, _log), t._dtype)
         else:
             shifted = t - amax(t, d, keepdim=True)

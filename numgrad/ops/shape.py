@@ -40,6 +40,9 @@ def _infer(shape, numel):
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
     if inferred:
         known = math.prod(s for s in shape if s != -1)
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -91,6 +94,8 @@ def flatten(t, start_dim=0, end_dim=-1):
 
 
 def unflatten(t, dim, sizes):
+    if t._data.ndim == 0:  # torch wraps the dim error of a 0-d input in its own
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, t._data.ndim)
     shape, sizes = t._data.shape, [int(s) for s in sizes]
     if not sizes:
@@ -127,7 +132,7 @@ def squeeze(t, dim=None):
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(wrap_dim(d, len(shape)) for d in dims)
-        dims, name = tuple(d for d in dims if shape[d] == 1), (
+        dims, name = tuple(d for d in dims if shape and shape[d] == 1), (  # a 0-d tensor has nothing to squeeze
             "SqueezeBackward1" if not isinstance(dim, (tuple, list)) else "SqueezeBackward2")
     out = view_of(t, np.squeeze(t._data, axis=dims) if dims else t._data.view())
     record(name, _squeeze_backward, [t], [out], {"dim": dim} if dim is not None else None)
@@ -164,7 +169,7 @@ def _transpose_backward(node, g):
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):
     nd = t._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = view_of(t, np.swapaxes(t._data, d0, d1))
+    out = view_of(t, np.swapaxes(t._data, d0, d1) if nd else t._data.view())  # 0-d: dims 0 and -1 are itself
     record(_name, _transpose_backward, [t], [out], {"dim0": d0, "dim1": d1})
     return out
 

@@ -24,7 +24,7 @@ def known_issue(program, ref, failure):
     s = _step(program, failure)
     if "ZeroDivisionError" in text:
         return "integer // or % by zero"
-    if "unsupported operation" in text:
+    if "unsupported operation" in text or "assignment destination is read-only" in text:
         return "in-place write into an expanded view / overlapping setitem source"
     if s is not None:
         if s.name in ("mod", "remainder", "remainder_", "fmod"):

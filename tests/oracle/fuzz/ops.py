@@ -113,10 +113,14 @@ def reduction(d, env):
         args = (x,) if dd is None else (x, dd)
     if len(args) == 2 and name not in ("softmax", "log_softmax") and d.chance(0.5):
         kw["keepdim"] = d.choice((True, False))
-    if name in ("std", "var") and d.chance(0.4):
-        kw["unbiased" if d.chance(0.5) else "correction"] = d.choice((False, True, 0, 2))
-        if "correction" in kw:
-            kw["correction"] = int(kw["correction"])
+    if name in ("std", "var") and d.chance(0.4):  # unbiased is a bool in torch's signature, correction a number
+        if d.chance(0.5):
+            kw["unbiased"] = d.choice((False, True))
+        else:
+            kw["correction"] = d.choice((0, 1, 2))
+    if name == "norm" and len(args) == 2:  # Tensor.norm's first positional argument is p
+        kw["dim"] = args[1]
+        args = args[:1]
     if name == "norm" and d.chance(0.6):
         kw["p"] = d.choice((1, 2, 3, float("inf"), float("-inf"), 0, "fro"))
     if name in ("softmax", "log_softmax") and d.chance(0.3):

@@ -11,12 +11,14 @@ def _seed_rng(d):
     return np.random.default_rng(d.integer(0, 2 ** 31))
 
 
-def index_tensor(d, size, shape):
-    """An int64 index into a dim of `size`: negatives too, now and then out of range."""
+def index_tensor(d, size, shape, in_range=False):
+    """An int64 index into a dim of `size`: negatives too, now and then out of range (unless in_range)."""
     rng = _seed_rng(d)
     hi = size if size else 1
     a = rng.integers(-hi, hi, shape) if size else np.zeros(shape, np.int64)
-    if d.chance(0.04):
+    if in_range:  # take_along_dim: torch does not check its indices (an index out of range reads anything)
+        a = rng.integers(0, size, shape) if size else np.zeros(shape, np.int64)
+    elif d.chance(0.04):
         a = np.full(shape, hi, np.int64)
     return Lit(np.asarray(a, np.int64))
 
@@ -83,7 +85,7 @@ def indexing(d, env):
         shape = tuple(d.integer(0, n) if n and d.chance(0.3) else n for n in t.shape)
         if nd and -nd <= k < nd:
             shape = shape[:k % nd] + (d.integer(0, 3),) + shape[k % nd + 1:]
-        idx = index_tensor(d, size, shape)
+        idx = index_tensor(d, size, shape, in_range=name == "take_along_dim")
         if name == "gather":
             return Step("fn" if d.chance(0.5) else "method", name, (x, k, idx))
         return Step("fn" if d.chance(0.5) else "method", name, (x, idx), {"dim": k})

@@ -192,6 +192,7 @@ def render(program, lib="torch"):
             expr = f"{args[0]}.{s.name}({', '.join(args[1:])})"
         elif s.kind == "op":
             unary = {"neg": "-", "invert": "~"}
+            args = [f"({a})" if a.startswith("-") else a for a in args]  # (-0.5) ** v1, not -(0.5 ** v1)
             expr = f"{unary[s.name]}{args[0]}" if len(args) == 1 else f"{args[0]} {_OPS[s.name]} {args[1]}"
         elif s.kind == "getitem":
             expr = f"{args[0]}[{_index_text(s.args[1], lib)}]"

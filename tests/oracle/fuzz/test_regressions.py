@@ -1,0 +1,229 @@
+"""Regression tests for what the differential fuzz test found: one test per root cause, each against torch,
+numgrad fused and unfused; the docstring says what went wrong."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from helpers.compare_core import values_mismatch
+
+
+def _run(lib, fn):
+    try:
+        out = fn(lib)
+    except Exception as exc:  # the error is the result to compare
+        return ("error", type(exc), str(exc).splitlines()[0] if str(exc) else "")
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return ("ok", [(str(t.dtype), tuple(t.shape), t.requires_grad, np.array(t.detach().numpy())) for t in outs])
+
+
+def same(fn):
+    """fn(lib) gives torch's result, error included, in numgrad with fusion on and off."""
+    ref = _run(torch, fn)
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            got = _run(numgrad, fn)
+        assert got[0] == ref[0], (fused, ref, got)
+        if ref[0] == "error":
+            assert got[1:] == ref[1:], (fused, ref, got)
+            continue
+        assert len(got[1]) == len(ref[1])
+        for r, g in zip(ref[1], got[1]):
+            assert g[:3] == r[:3], (fused, r[:3], g[:3])
+            assert values_mismatch(r[3], g[3]) is None, (fused, r[3], g[3])
+
+
+def _grad_of(fn, *arrays):
+    """fn on leaves made from arrays, backward of its sum; returns the result and the leaves' grads."""
+    def run(lib):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *xs)
+        out.sum().backward()
+        return (out,) + tuple(x.grad for x in xs)
+    return run
+
+
+@pytest.mark.parametrize("op", ["and_", "or_", "xor"])
+@pytest.mark.parametrize("a,b", [("f", "f"), ("i", 2.5), ("b", 3), ("b", "i"), ("i", "b"), ("b", True), (3, "b"),
+                                 ("d", "d")])
+def test_bitwise_operators_promote_as_torch(op, a, b):
+    """`&`, `|`, `^` kept the left operand's dtype (bool & int gave bool) and ran NumPy's bitwise ufunc on floats
+    (a NumPy TypeError) where torch promotes (bool with an int gives int64) and refuses a floating result type with
+    NotImplementedError '"bitwise_and_cpu" not implemented for 'Float''."""
+    import operator
+    make = {"f": lambda lib: lib.tensor([1.5, -2.0]), "d": lambda lib: lib.tensor([1.5], dtype=lib.float64),
+            "i": lambda lib: lib.tensor([3, 6]), "b": lambda lib: lib.tensor([True, False])}
+    arg = lambda lib, v: make[v](lib) if isinstance(v, str) else v
+    same(lambda lib: getattr(operator, op)(arg(lib, a), arg(lib, b)))
+
+
+def test_invert_of_float_and_of_zero_dim_int():
+    """`~` on a float tensor raised NumPy's TypeError wording instead of torch's; `~` on a 0-d int tensor stored a
+    NumPy scalar, so reading it or computing with it failed ('numpy.int64' object has no attribute ...)."""
+    same(lambda lib: ~lib.tensor([1.5]))
+    same(lambda lib: ~lib.tensor(-1))
+    same(lambda lib: float("inf") / ~~lib.tensor(1))
+
+
+def test_squeeze_and_transpose_of_zero_dim():
+    """squeeze(-1) and transpose(0, -1) of a 0-d tensor (dims 0 and -1 are valid for it) raised IndexError /
+    NumPy's AxisError; torch returns the 0-d tensor."""
+    same(lambda lib: lib.tensor(True).squeeze(-1))
+    same(lambda lib: lib.tensor(2.5).transpose(0, -1))
+    same(_grad_of(lambda lib, x: x.transpose(-1, 0) * 2, np.float64(1.5)))
+
+
+def test_view_of_empty_with_ambiguous_minus_one():
+    """reshape/view of 0 elements into a shape with 0 and -1 gave the 'is invalid for input of size 0' message;
+    torch says the -1 is ambiguous."""
+    same(lambda lib: lib.zeros(0).view(2, 0, -1))
+    same(lambda lib: lib.zeros(0, 3).reshape(-1, 0))
+    same(lambda lib: lib.zeros(3).view(0, -1))
+
+
+def test_unflatten_of_zero_dim():
+    """unflatten of a 0-d tensor failed with an IndexError from a tuple; torch raises its RuntimeError."""
+    same(lambda lib: lib.tensor(1.0).unflatten(-1, (1, -1)))
+
+
+def test_copy_into_integer_tensor_is_not_differentiable():
+    """copy_ from a tensor that requires grad into a bool or int64 tensor made the destination require grad;
+    an integer result is not differentiable in torch."""
+    def fn(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        flags = x >= 0
+        return flags.copy_(x), lib.zeros(2, dtype=lib.int64).copy_(x * 3)
+    same(fn)
+
+
+def test_copy_with_shapes_that_do_not_broadcast_into_self():
+    """copy_ from a source that broadcasts to a larger shape than self raised NumPy's ValueError; torch raises
+    "output with shape [4, 1] doesn't match the broadcast shape [1, 3, 4, 1]"."""
+    same(lambda lib: lib.zeros(4, 1).copy_(lib.ones(1, 3, 4, 1)))
+    same(lambda lib: lib.zeros(2).copy_(lib.ones(3)))
+
+
+def test_setitem_one_mask_and_one_element_value_casts():
+    """x[mask] = value with a one-element tensor value of another dtype raised "Index put requires the source and
+    destination dtypes match"; torch writes it as masked_fill_, which casts (only for a single bool-tensor index)."""
+    def put(key, value):
+        def fn(lib):
+            x = lib.tensor([[1, 2], [3, 4]])
+            k = tuple(lib.tensor(v) if isinstance(v, list) else v for v in key)
+            x[k if len(k) > 1 else k[0]] = lib.tensor(value)
+            return x
+        return fn
+    same(put(([True, False],), [2.7]))
+    same(put((slice(None), [True, False]), [[2.7]]))
+    same(put(([[True, False], [False, True]],), 2.7))
+    same(put(([True, False], [True, False]), [2.7]))  # two masks: torch refuses
+    same(put(([0, 1],), [2.7]))  # an integer index: torch refuses
+
+
+def test_index_select_of_zero_dim_and_of_empty_dim():
+    """index_select on a 0-d tensor with other than one index returned values, and on an empty dim 1 gave the
+    kernel's 'INDICES element is out of DATA bounds' message; torch checks both first."""
+    same(lambda lib: lib.tensor(1.0).index_select(0, lib.tensor([0, 0])))
+    same(lambda lib: lib.tensor(1.0).index_select(0, lib.tensor([], dtype=lib.int64)))
+    same(lambda lib: lib.zeros(4, 0).index_select(1, lib.tensor([0])))
+
+
+def test_take_along_dim_of_zero_dim():
+    """take_along_dim of a 0-d tensor with a dim failed with 'tuple index out of range'; torch raises IndexError
+    'Dimension specified as 0 but tensor has no dimensions'."""
+    same(lambda lib: lib.tensor(False).take_along_dim(lib.tensor(-1), dim=0))
+
+
+def test_index_tensor_into_empty_dim_message():
+    """An integer tensor index into a dim of size 0 named the index and the dim; torch's message does not."""
+    same(lambda lib: lib.zeros(0, dtype=lib.int64)[lib.tensor([[0, 0], [0, 0]])])
+    same(lambda lib: lib.zeros(2, 0)[:, lib.tensor([1])])
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor([1]).sub_(lib.tensor([1]), alpha=0.5),
+    lambda lib: lib.tensor([1]).add(2, alpha=0.5),
+    lambda lib: lib.tensor([1]).add(lib.tensor([2.0]), alpha=0.5),
+    lambda lib: lib.tensor([1]).add_(lib.tensor([2.0]), alpha=0.5),
+    lambda lib: lib.tensor([1.0]).sub(lib.tensor([2.0]), alpha=True),
+    lambda lib: lib.tensor([True]).add(lib.tensor([True]), alpha=0.5),
+])
+def test_alpha_checked_against_result_dtype(call):
+    """add/sub with a float alpha on an integer result computed and then failed to cast (or not at all), and a
+    bool alpha on a non-bool result was accepted; torch checks alpha against the result dtype first."""
+    same(call)
+
+
+def test_add_number_with_alpha():
+    """tensor.add(number, alpha=...) and add_(inf, alpha=0.5) failed with IndexError: alpha was applied to the
+    number through a tensor op with no tensor."""
+    same(lambda lib: lib.tensor([1]).add(2.0, alpha=0.5))
+    same(lambda lib: lib.tensor([1.0]).sub(3, alpha=2))
+    same(lambda lib: lib.tensor([1.0, 2.0]).add_(float("inf"), alpha=0.5))
+
+
+def test_clamp_inplace_cast_error_names_the_cpp_type():
+    """clamp_ with number bounds whose result cannot be written back said 'desired output type Bool' / 'Long';
+    torch's clamp checks on its own and names the destination as C++ does ('bool', 'long int'), while the other
+    in-place ops (TensorIterator) keep 'Bool' / 'Long'."""
+    same(lambda lib: lib.tensor([True]).clamp_(0.5))
+    same(lambda lib: lib.tensor([True]).clamp_(1))
+    same(lambda lib: lib.tensor([1]).clamp_(max=0.5))
+    same(lambda lib: lib.tensor([1]).clip_(0.5))
+    same(lambda lib: lib.tensor([True]).clamp_(lib.tensor(1)))
+    same(lambda lib: lib.tensor([True]).mul_(2))
+    same(lambda lib: lib.tensor([1]).sqrt_())
+
+
+def test_version_error_names_pow_variant():
+    """The 'modified by an inplace operation' message named PowBackward1's tensor 'output 0 of Pow'; torch keeps
+    the variant number ('Pow1', 'Pow2') and drops only a 0."""
+    def fn(base):
+        def run(lib):
+            x = lib.ones(2, requires_grad=True)
+            e = lib.tensor([2.0, 3.0], requires_grad=True)
+            y = x.pow(e) if base == "tensor" else 2 ** x
+            z = y.exp()
+            y.mul_(1)
+            z.sum().backward()
+            return x.grad
+        return run
+    same(fn("tensor"))
+    same(fn("number"))
+
+
+def test_softmax_and_logsumexp_of_empty():
+    """softmax/log_softmax over any dim of an empty tensor, and logsumexp over an empty dim, raised amax's 'Expected
+    reduction dim 0 to have non-zero size'; torch gives an empty result, and -inf for logsumexp of nothing."""
+    same(lambda lib: lib.softmax(lib.zeros(0, 3), 0))
+    same(lambda lib: lib.log_softmax(lib.zeros(2, 0), 1))
+    same(lambda lib: lib.softmax(lib.zeros(0, dtype=lib.bool), 0, dtype=lib.float32))
+    same(lambda lib: lib.logsumexp(lib.zeros(0), 0))
+    same(lambda lib: lib.logsumexp(lib.zeros(0, 2), 0))
+    same(lambda lib: lib.logsumexp(lib.zeros(0, 2), 1))
+    same(_grad_of(lambda lib, x: lib.logsumexp(x, 0), np.zeros((0, 2))))
+
+
+def test_fused_reduction_over_trailing_dims_of_empty_tensor():
+    """With fusion on, sum/mean/amax/max over non-empty trailing dims of a tensor with a 0-sized leading dim
+    built a fused fold with no element and failed with IndexError; torch gives an empty result."""
+    same(lambda lib: lib.zeros(0, 2).sum(1))
+    same(lambda lib: lib.zeros(0, 2).mean(1))
+    same(lambda lib: lib.zeros(0, 2).amax(1))
+    same(lambda lib: lib.zeros(0, 2, 3).max(-1)[0])
+
+
+def test_gather_of_zero_dim_backward():
+    """The backward of gather on a 0-d tensor failed with IndexError in the CPU scatter (the CUDA path knew 0-d)."""
+    same(_grad_of(lambda lib, x: x.gather(-1, lib.tensor(0)) * 3, np.float64(1.25)))
+    same(lambda lib: lib.zeros(()).scatter_add(0, lib.tensor(0), lib.tensor(2.0)))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "logical_and", "logical_or", "logical_xor"])
+def test_two_tensor_ops_refuse_numbers(name):
+    """maximum/minimum/logical_and/or/xor accepted a Python number; torch's signature takes Tensors only and raises
+    TypeError naming the argument (position 2 as a function, 1 as a method)."""
+    same(lambda lib: getattr(lib, name)(lib.tensor([1.0]), 2.0))
+    same(lambda lib: getattr(lib, name)(True, lib.tensor([1.0])))
+    same(lambda lib: getattr(lib.tensor([1.0]), name)(2))
+    same(lambda lib: getattr(lib.tensor([1.0, 0.0]), name)(lib.tensor([0.5])))

@@ -5,7 +5,7 @@ and still make every result a Tensor (TensorBase._make uses the class declared w
 import numpy as np
 
 from ._core import dtypes
-from ._core.shapes import infer_size
+from ._core.shapes import broadcast_shapes, infer_size
 from .autograd import functional as autograd_functional
 from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
@@ -84,6 +84,8 @@ def _bitwise(logical, bitwise_int, kernel):
         if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
             return NotImplemented
         is_tensor = isinstance(other, TensorBase)
+        if is_tensor:  # shapes first, as torch's TensorIterator
+            broadcast_shapes(self._shape, other._shape)
         result = dtypes.result_type([(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)],
                                     [] if is_tensor else [other])
         if result.is_floating_point:
@@ -307,10 +309,10 @@ class Tensor(TensorBase, result_class=True):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
         self._check_inplace()
-        _check_cast(result, self)
-        if result._data.shape != self._data.shape:
+        if result._data.shape != self._data.shape:  # torch checks the shape before the dtype
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
+        _check_cast(result, self)
         node = result._grad_fn
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy

@@ -24,6 +24,9 @@ class TensorBase:
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     _result_class = None  # the class results are made as: numgrad.tensor.Tensor
+    # set on the outputs of unbind/split (and views of them) made while they require grad: torch's
+    # MULTI_OUTPUT_NODE views, which refuse in-place writes (see _check_inplace)
+    _multi_output = False
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -337,6 +340,13 @@ class TensorBase:
         if STATE.grad_enabled:
             if self._requires_grad and self._grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE)
+            if self._multi_output and self._requires_grad and self._grad_fn is not None:
+                op = self._grad_fn.name()
+                op = op[:op.rindex("Backward")] if "Backward" in op else op
+                raise RuntimeError(f"Output {self._output_nr} of {op} is a view and is being modified inplace. This "
+                                   "view is the output of a function that returns multiple views. Such functions do "
+                                   "not allow the output views to be modified inplace. You should replace the "
+                                   "inplace operation by an out-of-place one.")
             base = self._base
             if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "

@@ -44,6 +44,10 @@ def _scalar(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, TensorBase)
 
 
+def _is_bool(x):
+    return x._dtype is bool_ if isinstance(x, TensorBase) else isinstance(x, (bool, np.bool_))
+
+
 def _check_alpha(input, other, alpha):
     """torch's alpha_check against the result dtype of input and other."""
     if type(alpha) is int and alpha == 1:
@@ -68,7 +72,7 @@ def add(input, other, alpha=1):
 
 def sub(input, other, alpha=1):
     _check_alpha(input, other, alpha)
-    if alpha != 1:
+    if alpha != 1 and not (_is_bool(input) or _is_bool(other)):  # with a bool operand, apply() gives torch's error
         other = other * alpha if _scalar(other) else mul(other, alpha)  # two numbers: no tensor to apply to
     if _scalar(input):
         return apply("rsub", other, input)
@@ -267,8 +271,8 @@ def _bool_reduce_folded(input, dim, keepdim, kind):
 
 
 def _bool_reduce_numpy(input, dim, keepdim, kind):
-    axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
-    data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
+    axes = _axes(input, dim)  # torch's dim checks (a 0-d tensor takes dim 0 and -1, and reduces nothing)
+    data = getattr(np, kind)(input._data != 0, axis=axes, keepdims=keepdim and dim is not None)
     return TensorBase._make(np.asarray(data), bool_)
 
 

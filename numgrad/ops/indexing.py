@@ -234,11 +234,12 @@ def _put(t, basic, adv, value, accumulate, name):
     if t._requires_grad and t._grad_fn is None and needs_grad(t):
         raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
     t._check_inplace()
+    mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
     if not isinstance(value, TensorBase):
         value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
-                           f"for the destination and {value._dtype.word} for the source.")
+        mismatch = RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
+                                f"for the destination and {value._dtype.word} for the source.")
     elif value.device != t.device:  # a 0-d value or a copy into a view moves as torch's copy_ does
         if adv is not None and value._data.ndim:
             check_same_device(t, value)
@@ -254,6 +255,8 @@ def _put(t, basic, adv, value, accumulate, name):
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
                                f"indexing result of shape {list(target)}") from None
+        if mismatch is not None:
+            raise mismatch
     vdata = vdata.astype(t._data.dtype, copy=False)
     if not (needs_grad(t, value) and t._dtype.is_floating_point):
         device_index.write_region(t._data, basic, adv, vdata, accumulate)

@@ -109,8 +109,15 @@ def _split(t, d, sizes, name):
     for s in sizes:
         outs.append(view_of(t, t._data[(slice(None),) * d + (slice(offset, offset + s), Ellipsis)]))
         offset += s
-    record(name, _split_backward, [t], outs, {"dim": d, "shapes": [o._data.shape for o in outs]})
+    if record(name, _split_backward, [t], outs, {"dim": d, "shapes": [o._data.shape for o in outs]}) is not None:
+        _mark_multi_output(outs)
     return tuple(outs)
+
+
+def _mark_multi_output(outs):
+    """torch's views from a function with several view outputs refuse in-place writes while they need grad."""
+    for o in outs:
+        o._multi_output = True
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -156,11 +163,13 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
+    d = wrap_dim(dim, input._data.ndim)  # out of range first, as torch checks
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, input._data.ndim)
     outs = [view_of(input, input._data[(slice(None),) * d + (i, Ellipsis)]) for i in range(input._data.shape[d])]
-    record("UnbindBackward0", _unbind_backward, [input], outs, {"dim": d, "shapes": [o._data.shape for o in outs]})
+    if record("UnbindBackward0", _unbind_backward, [input], outs,
+              {"dim": d, "shapes": [o._data.shape for o in outs]}) is not None:
+        _mark_multi_output(outs)
     return tuple(outs)
 
 

@@ -301,6 +301,15 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{t._dtype.word}")
     axes = _axes(t, dim)
+    if p in (float("inf"), float("-inf")) and 0 in t._shape:  # max/min of nothing has no identity
+        name = "inf" if p > 0 else "-inf"
+        if dim is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        for a in axes:
+            if t._shape[a] == 0:  # torch's message has no space before "because"
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {a}because "
+                                   "this dimension is empty and the operation does not have an identity")
     with no_grad():
         x = t.abs()
         if p == float("inf"):
@@ -438,8 +447,13 @@ def _softmax_dtype(t, dtype, dim, log):
 
 
 def softmax(t, dim, dtype=None, _log=False):
-    t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, len(t._shape))
+    if dtype is None and 0 in t._shape:  # torch returns an empty input as it is, before its dtype check
+        out = _result(t.clone()._data, t._dtype)
+        record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
+               _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
+        return out
+    t = _softmax_dtype(t, dtype, dim, _log)
     with no_grad():
         if t._data.size == 0:  # nothing to normalize (and amax of an empty dim would raise)
             out = _result(t.clone()._data, t._dtype)

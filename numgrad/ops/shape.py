@@ -17,6 +17,8 @@ def view_of(base, data):
     """A tensor sharing `base`'s storage and version counter."""
     t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
+    if base._multi_output:  # a view of an unbind/split output keeps its refusal of in-place writes
+        t._multi_output = True
     return t
 
 
@@ -84,9 +86,9 @@ def reshape(t, *shape):
 
 def flatten(t, start_dim=0, end_dim=-1):
     nd = t._data.ndim
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)  # a 0-d tensor takes dims 0 and -1 only
     if nd == 0:
         return reshape(t, 1)
-    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = t._data.shape

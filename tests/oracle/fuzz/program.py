@@ -175,7 +175,9 @@ def render(program, lib="torch"):
     lines = []
     for i, spec in enumerate(program.inputs):
         arr = spec.array
-        lines.append(f"leaf{i} = {lib}.tensor(np.array({arr.tolist()!r}, dtype=np.{arr.dtype.name})"
+        data = f"np.array({arr.tolist()!r}, dtype=np.{arr.dtype.name})" if arr.size else \
+            f"np.zeros({arr.shape}, dtype=np.{arr.dtype.name})"  # an empty list would lose the shape
+        lines.append(f"leaf{i} = {lib}.tensor({data}"
                      f"{', requires_grad=True' if spec.requires_grad else ''})".replace("nan", "float('nan')")
                      .replace("inf", "float('inf')"))
         view = {"t": ".transpose(0, 1)", None: ""}.get(spec.view[0] if spec.view else None)

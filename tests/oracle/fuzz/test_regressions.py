@@ -227,3 +227,72 @@ def test_two_tensor_ops_refuse_numbers(name):
     same(lambda lib: getattr(lib, name)(True, lib.tensor([1.0])))
     same(lambda lib: getattr(lib.tensor([1.0]), name)(2))
     same(lambda lib: getattr(lib.tensor([1.0, 0.0]), name)(lib.tensor([0.5])))
+
+
+def test_shape_errors_come_before_dtype_errors():
+    """In-place ops, `|` and x[index] = value checked the dtypes first and reported a cast or dtype mismatch where
+    torch reports the shapes that do not broadcast (TensorIterator and index_put_ check shapes first)."""
+    same(lambda lib: lib.tensor([False, True]).div_(lib.zeros(2, 1, dtype=lib.bool)))
+    same(lambda lib: lib.tensor([1]).add_(lib.zeros(2, 0)))
+    same(lambda lib: lib.zeros(3, 4, dtype=lib.float64) | lib.zeros(0, 1, 2))
+
+    def put(lib):
+        x = lib.tensor([-4, -4])
+        x[lib.tensor([], dtype=lib.int64)] = lib.tensor([False, False])
+        return x
+    same(put)
+
+
+def test_reductions_of_zero_dim_and_empty():
+    """all/any with dim 1 of a 0-d tensor raised NumPy's AxisError; unbind(-2) of a 0-d tensor gave the 0-d message
+    before the range check; softmax of an empty int/bool tensor refused the dtype (torch returns it as it is);
+    norm with p=+-inf of an empty tensor raised amax's error instead of torch's 'no identity' message."""
+    same(lambda lib: lib.all(lib.tensor(3), 1, keepdim=True))
+    same(lambda lib: lib.tensor(3).any(0))
+    same(lambda lib: lib.tensor(False).unbind(-2))
+    same(lambda lib: lib.tensor(False).unbind(0))
+    same(lambda lib: lib.softmax(lib.zeros(0, 1, dtype=lib.int64), 0))
+    same(lambda lib: lib.log_softmax(lib.zeros(2, 0, dtype=lib.bool), 1))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("-inf")))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("inf"), dim=1))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("-inf"), dim=0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, x: (x * 1).unbind(0)[1],
+    lambda lib, x: x.unbind(0)[1],
+    lambda lib, x: (x * 1).chunk(2)[1],
+    lambda lib, x: (x * 1).split(1)[0],
+    lambda lib, x: (x * 1).unbind(0)[0][...],
+    lambda lib, x: x.detach().unbind(0)[1],
+    lambda lib, x: (x * 1).chunk(2, 1)[0].unbind(0)[1],
+])
+def test_inplace_on_a_multi_output_view(make):
+    """In-place writes into an output of unbind/split/chunk (or a view of one) that requires grad went through (or
+    gave the view-of-a-leaf error); torch refuses them: 'Output 1 of Unbind is a view and is being modified
+    inplace. This view is the output of a function that returns multiple views...'."""
+    def fn(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        return make(lib, x).fill_(2.0)
+    same(fn)
+
+    def no_grad(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        with lib.no_grad():
+            return make(lib, x * 1).fill_(2.0)
+    same(no_grad)
+
+
+def test_flatten_of_zero_dim_checks_dims():
+    """flatten(1, -1) of a 0-d tensor returned a 1-element tensor; torch checks the dims first (0 and -1 only)."""
+    same(lambda lib: lib.tensor(1.0).flatten(1, -1))
+    same(lambda lib: lib.tensor(1.0).flatten(0, -2))
+    same(lambda lib: lib.tensor(1.0).flatten(-1, 0))
+
+
+def test_sub_of_bool_with_alpha():
+    """sub with a bool operand and alpha != 1 multiplied the bool by alpha first, so the bool error was lost and the
+    subtraction ran; torch refuses any bool operand of sub."""
+    same(lambda lib: lib.zeros(0).sub_(True, alpha=-1))
+    same(lambda lib: lib.zeros(1).sub(lib.tensor([True]), alpha=2))
+    same(lambda lib: lib.tensor([True]).sub(1, alpha=2))

@@ -314,6 +314,11 @@ class Tensor(TensorBase, result_class=True):
                                f"{list(result._data.shape)}")
         _check_cast(result, self)
         node = result._grad_fn
+        if node is not None and self._multi_output == "no grad":
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view "
+                "is the output of a function that returns multiple views. Such functions do not allow the output "
+                "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy
             return self

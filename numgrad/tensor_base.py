@@ -2,6 +2,7 @@
 autograd fields. The ops below numgrad.tensor make and read TensorBase; numgrad.tensor.Tensor, the class
 users see, adds the methods and operators that call the ops, and every result is made as a Tensor."""
 import math
+import re
 import warnings
 import weakref
 
@@ -24,8 +25,9 @@ class TensorBase:
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     _result_class = None  # the class results are made as: numgrad.tensor.Tensor
-    # set on the outputs of unbind/split (and views of them) made while they require grad: torch's
-    # MULTI_OUTPUT_NODE views, which refuse in-place writes (see _check_inplace)
+    # "grad" or "no grad" on the outputs of unbind/split (and views of them) made in grad mode, as they
+    # require grad or not: torch's MULTI_OUTPUT_NODE views, which refuse in-place writes (_check_inplace,
+    # and Tensor._write for a write that would make a "no grad" one require grad)
     _multi_output = False
 
     def __init_subclass__(cls, result_class=False, **kwargs):
@@ -340,9 +342,9 @@ class TensorBase:
         if STATE.grad_enabled:
             if self._requires_grad and self._grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE)
-            if self._multi_output and self._requires_grad and self._grad_fn is not None:
-                op = self._grad_fn.name()
-                op = op[:op.rindex("Backward")] if "Backward" in op else op
+            if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
+                # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
+                op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
                 raise RuntimeError(f"Output {self._output_nr} of {op} is a view and is being modified inplace. This "
                                    "view is the output of a function that returns multiple views. Such functions do "
                                    "not allow the output views to be modified inplace. You should replace the "

@@ -7,7 +7,7 @@ from . import loader
 
 # Helpers each target writes as an inlined scalar function (cpu/scalar_math.py, cuda/cuda_math.py); the
 # rest of the op table's math vocabulary maps to Python's math module or builtins.
-HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum")
+HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum", "ipow")
 
 # Python's math functions that Numba compiles for the CPU and for CUDA: an op-table expression may call any
 # of them by name, so an op built on one (atan, say) needs nothing beyond its table entry.
@@ -47,6 +47,13 @@ class _Lower(ast.NodeTransformer):
             return node
         call = ast.parse(f"np.{self.dtype_name}({node.value!r})", mode="eval").body
         return ast.copy_location(call, node)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow) and self.dtype_name == "int64":  # torch's integer power, not Python's
+            call = ast.Call(ast.Name("ipow", ast.Load()), [node.left, node.right], [])
+            return ast.copy_location(call, node)
+        return node
 
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
@@ -139,6 +146,13 @@ class _Substitute(ast.NodeTransformer):
             return _Replace(node.left).visit(form)
         return node
 
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow) and self.dtype_name == "int64":  # torch's integer power, not Python's
+            call = ast.Call(ast.Name("ipow", ast.Load()), [node.left, node.right], [])
+            return ast.copy_location(call, node)
+        return node
+
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
         if isinstance(node.func, ast.Name) and node.func.id in KERNEL_FUNCS:
@@ -161,6 +175,13 @@ class _Replace(ast.NodeTransformer):
 class _TypeConstants(ast.NodeTransformer):
     def __init__(self, dtype_name):
         self.dtype_name = dtype_name
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow) and self.dtype_name == "int64":  # torch's integer power, not Python's
+            call = ast.Call(ast.Name("ipow", ast.Load()), [node.left, node.right], [])
+            return ast.copy_location(call, node)
+        return node
 
     def visit_Call(self, node):  # np.float32(...) casts already carry their type
         if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and \

@@ -149,9 +149,13 @@ def _check_advanced(shape, adv):
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(str(list(a.shape)) for a in arrays)) from None
     ordinal = 0  # torch counts dimensions among the indexed ones only
+    empty = 0 in shape  # torch's kernel checks the bounds as it runs: over no elements it does not run
     for d, (a, masked) in enumerate(zip(out, from_mask)):
         if device_index.is_index_array(a):
-            v = None if masked else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
+            skip = masked or (empty and shape[d] != 0)
+            if skip and not masked and isinstance(a, np.ndarray):  # no element is read: any index in range will do
+                out[d] = a = np.clip(a, -shape[d], shape[d] - 1)
+            v = None if skip else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
             if v is not None and shape[d] == 0:  # torch's kernel words an empty dimension without numbers
                 raise IndexError("index is out of bounds for dimension with size 0")
             if v is not None:
@@ -231,9 +235,12 @@ def index_put(t, indices, values, accumulate=False):
 
 def _put(t, basic, adv, value, accumulate, name):
     """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it."""
-    if t._requires_grad and t._grad_fn is None and needs_grad(t):
-        raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
-    t._check_inplace()
+    def check_inplace():
+        if t._requires_grad and t._grad_fn is None and needs_grad(t):
+            raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
+        t._check_inplace()
+    if adv is not None:  # index_put_ checks the in-place write first; a basic index expands the value first
+        check_inplace()
     mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
     if not isinstance(value, TensorBase):
         value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
@@ -249,11 +256,12 @@ def _put(t, basic, adv, value, accumulate, name):
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
         vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
+        check_inplace()
     else:
         try:
             vdata = np.broadcast_to(vdata, target)
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vdata.shape)} cannot be broadcast to "
                                f"indexing result of shape {list(target)}") from None
         if mismatch is not None:
             raise mismatch
@@ -398,7 +406,12 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
         raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
     size = shape[d] if shape else 1
-    v = device_index.first_out_of_bounds(index._data, 0, size - 1, checked=not bounds)  # a backward's: forward checked
+    order = index._data
+    if isinstance(order, np.ndarray) and order.ndim > 1 and d != order.ndim - 1:
+        # torch's kernel loops over the positions along dim outside, the other positions inside, unless dim is
+        # the last: the first index out of range it meets (and names) is the first in that order
+        order = np.moveaxis(order, d, 0)
+    v = device_index.first_out_of_bounds(order, 0, size - 1, checked=not bounds)  # a backward's: forward checked
     if v is not None:
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
 
@@ -487,6 +500,7 @@ def scatter_add(t, dim, index, src):
 
 def take_along_dim(t, indices, dim=None):
     if dim is not None and t._data.ndim == 0:
+        wrap_dim(dim, 0)  # out of range first, as torch checks
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if indices._dtype is not dtypes.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "

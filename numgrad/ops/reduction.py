@@ -164,8 +164,13 @@ def prod(t, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def _check_nonempty(t, axes, op, whole):
-    """torch's errors for selecting from nothing, worded for the op the user called."""
+def _check_nonempty(t, axes, op, whole, given=None):
+    """torch's errors for selecting from nothing, worded for the op the user called (amax/amin name the first
+    empty dim as the user wrote it, `given`; max/min/argmax/argmin the wrapped one)."""
+    if given is not None and not whole and t._shape:
+        for g in given:
+            if t._shape[g % len(t._shape)] == 0:
+                raise IndexError(f"{op}(): Expected reduction dim {g} to have non-zero size.")
     if whole and 0 in t._shape:
         if op in ("argmax", "argmin"):
             raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -176,11 +181,11 @@ def _check_nonempty(t, axes, op, whole):
             raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
 
 
-def _select(name, t, axes, op, whole, want_index=False):
+def _select(name, t, axes, op, whole, want_index=False, given=None):
     """max/min folds (the table's selecting reductions) for max, min, amax, amin, argmax, argmin."""
     if op in ("argmax", "argmin") and t._dtype is dtypes.bool_:
         raise RuntimeError(f"{op}(): does not support bool input")
-    _check_nonempty(t, axes, op, whole)
+    _check_nonempty(t, axes, op, whole, given)
     shape = t._shape
     # trailing dims: the vectorised fused fold (not over an empty tensor: a fused program needs an element)
     if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and 0 not in shape and\
@@ -210,7 +215,8 @@ def _evenly_backward(node, g):
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
     axes = _axes(t, dim)
     whole = dim is None or dim == () or dim == []
-    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole)
+    given = None if _name in ("max", "min") or whole else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole, given=given)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
     if t._dtype.is_floating_point:
         record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},

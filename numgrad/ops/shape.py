@@ -18,7 +18,7 @@ def view_of(base, data):
     t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
     if base._multi_output:  # a view of an unbind/split output keeps its refusal of in-place writes
-        t._multi_output = True
+        t._multi_output = base._multi_output
     return t
 
 
@@ -91,12 +91,15 @@ def flatten(t, start_dim=0, end_dim=-1):
         return reshape(t, 1)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:  # nothing to merge: torch returns the tensor itself, not a view
+        return t
     shape = t._data.shape
     return reshape(t, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
 
 
 def unflatten(t, dim, sizes):
-    if t._data.ndim == 0:  # torch wraps the dim error of a 0-d input in its own
+    if t._data.ndim == 0:  # torch wraps the dim error of a 0-d input in its own (a dim out of range is its own)
+        wrap_dim(dim, 0)
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, t._data.ndim)
     shape, sizes = t._data.shape, [int(s) for s in sizes]

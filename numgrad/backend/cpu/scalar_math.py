@@ -30,13 +30,32 @@ def isnan(x):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def maximum(x, y):
-    # propagates NaN from either side, as torch.maximum does
-    return x if (x > y or x != x) else y
+    # propagates NaN from either side, and gives x on a tie (0.0 and -0.0), as torch.maximum does
+    return x if (x >= y or x != x) else y
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def minimum(x, y):
-    return x if (x < y or x != x) else y
+    return x if (x <= y or x != x) else y
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def ipow(x, y):
+    # torch's integer power: by squaring, wrapping on overflow; a negative exponent gives 1 for a base of 1,
+    # +-1 for -1 and 0 otherwise (Python's would be a float, Numba's an overflow)
+    if y < 0:
+        if x == 1:
+            return x
+        if x == -1:
+            return x if y % 2 else -x
+        return x * 0
+    result, base = x * 0 + 1, x
+    while y:
+        if y & 1:
+            result *= base
+        base *= base
+        y >>= 1
+    return result
 
 
 # ---- float32 exp and tanh that vectorise --------------------------------------------------------

@@ -296,3 +296,119 @@ def test_sub_of_bool_with_alpha():
     same(lambda lib: lib.zeros(0).sub_(True, alpha=-1))
     same(lambda lib: lib.zeros(1).sub(lib.tensor([True]), alpha=2))
     same(lambda lib: lib.tensor([True]).sub(1, alpha=2))
+
+
+def test_gather_names_the_first_bad_index_in_torch_order():
+    """gather/scatter named the first out-of-range index in C order; torch's kernel loops over the positions along
+    dim outside the others (unless dim is the last), so it meets and names another one."""
+    same(lambda lib: lib.zeros(3, 4, 1).gather(-2, lib.tensor([[[1], [-4]], [[-1], [3]], [[1], [3]]])))
+    same(lambda lib: lib.zeros(2, 3).gather(0, lib.tensor([[0, 5, -1], [7, 0, 0]])))
+    same(lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0, 5, -1], [7, 0, 0]])))
+
+
+def test_index_tensor_bounds_over_an_empty_region():
+    """x[:, idx] and x[:, idx] = v on a tensor with another dim of size 0 raised 'index 4 is out of bounds'; torch's
+    kernel checks the bounds as it runs and over no elements it does not (a dim of size 0 itself still raises), so
+    a bad value shape is what it reports."""
+    same(lambda lib: lib.zeros(0, 4, 2)[:, lib.tensor([4])])
+    same(lambda lib: lib.zeros(0, 4, 2)[lib.tensor([4])])
+
+    def put(value):
+        def fn(lib):
+            y = lib.zeros(0, 4, 2)
+            y[:, lib.tensor([4])] = value(lib)
+            return y
+        return fn
+    same(put(lambda lib: 1.0))
+    same(put(lambda lib: lib.zeros(0, 4, 2)))
+
+
+def test_number_to_the_power_of_bools():
+    """False ** bool_tensor computed; torch has no bool pow kernel and raises '"pow" not implemented for 'Bool''
+    (bool_tensor ** True and 2 ** bool_tensor are fine)."""
+    same(lambda lib: False ** lib.tensor([False, True]))
+    same(lambda lib: lib.pow(True, lib.tensor([False, True])))
+    same(lambda lib: lib.tensor([False, True]) ** True)
+    same(lambda lib: 2 ** lib.tensor([False, True]))
+
+
+def test_setitem_with_a_basic_index_expands_before_the_inplace_check():
+    """x[()] = value on a view of a leaf that requires grad reported the in-place error where torch first expands
+    the value ('expand(torch.LongTensor{[4, 3]}, size=[1]): ...'); an index tensor keeps the in-place check first."""
+    def put(key, value):
+        def fn(lib):
+            v = lib.tensor([1.3, 2.0], requires_grad=True)
+            view = v[:1]
+            view[key(lib)] = value(lib)
+            return view
+        return fn
+    same(put(lambda lib: (), lambda lib: lib.zeros(4, 3, dtype=lib.int64)))
+    same(put(lambda lib: 0, lambda lib: lib.zeros(4, 3)))
+    same(put(lambda lib: (), lambda lib: lib.zeros(1)))
+    same(put(lambda lib: lib.tensor([0]), lambda lib: lib.zeros(4, 3)))
+
+
+def test_amax_names_the_empty_dim_as_given():
+    """amax/amin over an empty dim named it wrapped ('dim 1'); torch names it as the user wrote it ('dim -2'), while
+    max/min/argmax name the wrapped dim."""
+    for call in ("amax(-2)", "amax((0, -2))", "amin((2, 1))", "amin(1)", "max(-2)", "argmax(-2)", "min(-2)"):
+        same(lambda lib: eval(f"x.{call}", {"x": lib.zeros(2, 0, 3)}))
+    same(lambda lib: lib.tensor(1.0).take_along_dim(lib.tensor(0), dim=-2))
+
+
+def test_maximum_and_clamp_keep_the_first_operand_on_a_tie():
+    """maximum/minimum (and clamp, built on them) returned the second operand on a tie, so maximum(0.0, -0.0) was
+    -0.0 and 1 / it -inf; torch returns the first operand on a tie."""
+    for name in ("maximum", "minimum"):
+        same(lambda lib: 1 / getattr(lib, name)(lib.tensor([0.0, -0.0]), lib.tensor([-0.0, 0.0])))
+    same(lambda lib: 1 / lib.tensor([-0.0]).clamp(min=0.0))
+    same(lambda lib: 1 / lib.tensor([0.0]).clamp(max=-0.0))
+    same(lambda lib: 1 / lib.tensor([False]).maximum(lib.tensor([-0.0])))
+
+
+def test_integer_power_with_negative_exponents():
+    """An int64 tensor to negative int64 powers raised OverflowError unfused and gave -2**63 fused; torch's integer
+    power gives 1 for a base of 1, +-1 for -1 and 0 otherwise, and wraps on overflow."""
+    same(lambda lib: lib.tensor([0, 1, 2, -1, -1, -2, 3]) ** lib.tensor([-1, -2, -1, -3, -2, -2, 0]))
+    same(lambda lib: lib.tensor([True, False]) ** lib.tensor([-1, -3]))
+    same(lambda lib: lib.tensor([3, -5, 7]) ** lib.tensor([50, 41, 23]))
+    same(lambda lib: (lib.tensor([3, 2]) ** lib.tensor([2, 5]) + 1) ** lib.tensor([3, -1]))
+
+
+def test_inplace_into_a_multi_output_view_made_without_grad():
+    """An in-place op with an operand that requires grad, into an unbind/chunk output of a tensor that did not,
+    went through; torch refuses it ('A view was created in no_grad mode and is being modified inplace with grad
+    mode enabled. This view is the output of a function that returns multiple views...')."""
+    a = lambda lib: lib.tensor(-1.5, requires_grad=True)
+    same(lambda lib: lib.ones(2).chunk(2)[0].div_(a(lib)))
+    same(lambda lib: lib.ones(2).unbind(0)[0][...].mul_(a(lib)))
+    same(lambda lib: lib.ones(2).unbind(0)[0].mul_(2))
+
+
+def test_flatten_that_merges_nothing_is_the_tensor_itself():
+    """flatten() of a 1-d tensor (start == end) made a new view; torch returns the tensor itself, so an in-place op
+    through it is an op on the same tensor (x.flatten().mul_(x) is x.mul_(x))."""
+    def fn(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True) * 1
+        y = lib.zeros(2, 3)
+        return lib.tensor([x.flatten() is x, y.flatten(1, 1) is y, y.flatten(-1, 1) is y, y.flatten() is y])
+    same(fn)
+
+
+def test_messages_of_zero_dim_unflatten_multi_output_squeeze_and_setitem_value():
+    """unflatten(1, ...) of a 0-d tensor gave the wrapped 'unexpected error' where the dim is simply out of range;
+    the multi-output view error named 'Squeeze' for SqueezeBackward1 (torch: 'Squeeze1'); the setitem shape
+    mismatch showed the value's shape with its leading 1-dims, which torch drops first."""
+    same(lambda lib: lib.tensor(0.0).unflatten(1, (1, -1)))
+    same(lambda lib: lib.tensor(0.0).unflatten(0, (1, -1)))
+
+    def squeeze(lib):
+        x = lib.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        return x.chunk(3, 0)[2].squeeze(0).mul_(x)
+    same(squeeze)
+
+    def put(lib):
+        y = lib.zeros(3, 4, 0, dtype=lib.bool)
+        y[lib.tensor([0, -1, 2])] = lib.tensor([[1.25, 0.5]], dtype=lib.float64)
+        return y
+    same(put)

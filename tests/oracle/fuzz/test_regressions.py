@@ -412,3 +412,16 @@ def test_messages_of_zero_dim_unflatten_multi_output_squeeze_and_setitem_value()
         y[lib.tensor([0, -1, 2])] = lib.tensor([[1.25, 0.5]], dtype=lib.float64)
         return y
     same(put)
+
+
+def test_expand_error_names_a_bool_tensor_by_its_backend_type():
+    """expand's 'number of sizes' error named a bool tensor 'torch.BoolTensor'; torch prints 'CPUBoolType' for
+    bool (it keeps torch.LongTensor, torch.FloatTensor, torch.DoubleTensor for the others), in setitem too."""
+    for dtype in ("bool", "int64", "float32", "float64"):
+        same(lambda lib: lib.zeros(2, 3, dtype=getattr(lib, dtype)).expand(3))
+
+    def put(lib):
+        y = lib.zeros(2, dtype=lib.bool)
+        y[()] = lib.zeros(0, 1, dtype=lib.bool)
+        return y
+    same(put)

@@ -122,7 +122,11 @@ def _parse(t, key):
     basic = tuple(basic)
     if not any(device_index.is_index_array(a) for a in adv):
         return basic, None, name
-    adv = _check_advanced(t._data[basic].shape, adv)
+    try:
+        adv = _check_advanced(t._data[basic].shape, adv)
+    except IndexError as exc:  # torch finds these in index_put_'s kernel, after its in-place checks (setitem)
+        exc.advanced = True
+        raise
     return basic, device_index.upload_indices(adv, t._data), name
 
 
@@ -203,6 +207,10 @@ def getitem(t, key):
 
 # ---- assignment ------------------------------------------------------------------------------------
 
+def _is_index_tensor(k):
+    return isinstance(k, (TensorBase, np.ndarray, list, tuple, range))
+
+
 def _single_mask(key):
     """Whether the key's only tensor index is one bool tensor (ints, slices, None and ... beside it)."""
     tensors = [k for k in _as_tuple(key) if isinstance(k, (TensorBase, np.ndarray, list, tuple, range))]
@@ -213,7 +221,13 @@ def setitem(t, key, value):
     if isinstance(value, TensorBase) and value._dtype is not t._dtype and math.prod(value._shape) == 1 and \
             _single_mask(key):
         value = value.to(t._dtype)  # torch does this as a masked_fill_, which casts a one-element value
-    basic, adv, name = _parse(t, key)
+    try:
+        basic, adv, name = _parse(t, key)
+    except IndexError as exc:
+        if getattr(exc, "advanced", False) and t._requires_grad and t._grad_fn is None and needs_grad(t):
+            whole = all(k is Ellipsis or k == slice(None) for k in _as_tuple(key) if not _is_index_tensor(k))
+            raise RuntimeError(LEAF_INPLACE if whole else VIEW_LEAF_INPLACE) from None
+        raise
     if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
         name = COPY_SLICES
     elif adv is not None:

@@ -425,3 +425,21 @@ def test_expand_error_names_a_bool_tensor_by_its_backend_type():
         y[()] = lib.zeros(0, 1, dtype=lib.bool)
         return y
     same(put)
+
+
+@pytest.mark.parametrize("key", [
+    lambda lib: (slice(None), lib.tensor([0, 0])),
+    lambda lib: (slice(1, None), lib.tensor([0, 0])),
+    lambda lib: (5, lib.tensor([0, 0])),
+    lambda lib: (Ellipsis, lib.tensor([0])),
+    lambda lib: lib.tensor([3]),
+])
+def test_setitem_on_a_leaf_checks_in_place_before_index_bounds(key):
+    """leaf[:, idx] = v with an index out of range (or into a dim of size 0) reported the index error; torch checks
+    the in-place write on a leaf that requires grad before index_put_'s kernel looks at the indices (an int index
+    out of range in the basic part is still reported first)."""
+    def fn(lib):
+        v = lib.zeros(1, 0, requires_grad=True)
+        v[key(lib)] = 1.0
+        return v
+    same(fn)

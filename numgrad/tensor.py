@@ -38,7 +38,8 @@ def _table_methods():
     inplace = [e.name for e in published if e.kind != "compare"] + [
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "round"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")))
+        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
+                                       differentiable=name != "logical_not")
     return methods
 
 
@@ -62,13 +63,19 @@ def _check_cast(result, target, c_names=False):
         raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output type {to}")
 
 
-def _inplace(fn, c_names=False):
+def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
     def op(self, *args, **kwargs):
-        self._check_inplace()
+        self._check_inplace(differentiable)
+        tensors = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
+        if tensors and elementwise:  # the output's shape is checked before anything about the op (alpha, dtypes), as TensorIterator
+            full = broadcast_shapes(self._shape, *tensors)
+            if full != self._shape:
+                raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                                   f"{list(full)}")
         result = fn(self, *args, **kwargs)
         if c_names and not any(isinstance(a, TensorBase) for a in (*args, *kwargs.values())):
             _check_cast(result, self, c_names=True)
-        return self._write(result)
+        return self._write(result, differentiable)
     op.__name__ = fn.__name__ + "_"
     return op
 
@@ -125,8 +132,8 @@ class Tensor(TensorBase, result_class=True):
     masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
     index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
-    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter)
-    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add)
+    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter, elementwise=False)
+    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add, elementwise=False)
     split, split_with_sizes, chunk, unbind = join.split, join.split_with_sizes, join.chunk, join.unbind
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
@@ -305,10 +312,10 @@ class Tensor(TensorBase, result_class=True):
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
     # ---- in-place machinery ------------------------------------------------------------------------
-    def _write(self, result):
+    def _write(self, result, differentiable=True):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
-        self._check_inplace()
+        self._check_inplace(differentiable)
         if result._data.shape != self._data.shape:  # torch checks the shape before the dtype
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")

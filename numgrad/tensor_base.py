@@ -336,10 +336,12 @@ class TensorBase:
         return t
 
     # ---- in-place machinery -------------------------------------------------------------------
-    def _check_inplace(self):
+    def _check_inplace(self, autograd=True):
+        """torch's refusals of an in-place write; a non-differentiable op (autograd=False: logical_not_) skips
+        the autograd ones, as torch does."""
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
-        if STATE.grad_enabled:
+        if STATE.grad_enabled and autograd:
             if self._requires_grad and self._grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:

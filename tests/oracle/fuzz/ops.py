@@ -49,9 +49,16 @@ def dims(d, ndim):
     return tuple(p - ndim if d.chance(0.3) else p for p in picked)
 
 
+def _holds(pred, t):
+    try:
+        return pred(t)
+    except RuntimeError:  # torch refuses to show some fields (grad_fn of a multi-output view whose base changed)
+        return False
+
+
 def var(d, env, pred=lambda t: True):
     """A variable satisfying pred (the latest ones more often), or None."""
-    ok = [i for i, t in enumerate(env) if pred(t)]
+    ok = [i for i, t in enumerate(env) if _holds(pred, t)]
     if not ok:
         return None
     if d.chance(0.5):

@@ -30,8 +30,8 @@ def run_profile(n, seed, out=sys.stdout, shrink_new=True):
     counts, shown = collections.Counter(), set()
     start = time.time()
     for i in range(n):
-        program = generate(RandomDraw(seed * 1_000_003 + i))
         try:
+            program = generate(RandomDraw(seed * 1_000_003 + i))
             ref, found = classes(program)
         except Exception:  # the harness itself broke: count it and show it
             counts["harness error"] += 1

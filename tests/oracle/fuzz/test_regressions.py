@@ -443,3 +443,20 @@ def test_setitem_on_a_leaf_checks_in_place_before_index_bounds(key):
         v[key(lib)] = 1.0
         return v
     same(fn)
+
+
+def test_inplace_output_shape_checked_first_and_logical_not_is_not_differentiable():
+    """An in-place op whose operand broadcasts beyond self reported alpha or dtype errors first; torch's
+    TensorIterator checks the output shape first. logical_not_ on a leaf that requires grad (or a view of one)
+    raised the in-place autograd errors; it is not differentiable and torch runs it."""
+    same(lambda lib: lib.tensor(3).add_(lib.tensor([1]), alpha=0.5))
+    same(lambda lib: lib.tensor(3).add_(lib.tensor([[1.0]])))
+    same(lambda lib: lib.zeros(2).mul_(lib.zeros(3)))
+    same(lambda lib: lib.zeros(2, 1).clamp_(lib.zeros(3)))
+    same(lambda lib: lib.tensor([0.5, 0.0], requires_grad=True).logical_not_())
+
+    def view(lib):
+        x = lib.tensor([0.5, 0.0], requires_grad=True)
+        x[:1].logical_not_()
+        return x
+    same(view)

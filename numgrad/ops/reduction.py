@@ -312,9 +312,9 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         if dim is None:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
                                "operation does not have an identity")
-        for a in axes:
-            if t._shape[a] == 0:  # torch's message has no space before "because"
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {a}because "
+        for g in (dim if isinstance(dim, (tuple, list)) else (dim,)):  # the dim as the user wrote it
+            if t._shape[g % len(t._shape)] == 0:  # torch's message has no space before "because"
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {g}because "
                                    "this dimension is empty and the operation does not have an identity")
     with no_grad():
         x = t.abs()

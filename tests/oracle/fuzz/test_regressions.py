@@ -460,3 +460,9 @@ def test_inplace_output_shape_checked_first_and_logical_not_is_not_differentiabl
         x[:1].logical_not_()
         return x
     same(view)
+
+
+def test_norm_of_an_empty_dim_names_it_as_given():
+    """norm with p=-inf over an empty dim named it wrapped ('dimension 0'); torch names it as written ('-3')."""
+    same(lambda lib: lib.norm(lib.zeros(0, 2, 3), dim=(-3, -1), p=float("-inf")))
+    same(lambda lib: lib.norm(lib.zeros(2, 0), dim=-1, p=float("inf")))

@@ -319,7 +319,7 @@ class TensorBase:
 
     def __repr__(self, *, tensor_contents=None):
         return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
-                                       grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
+                                       grad_fn=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
                                        default_dtype=dtypes.get_default_dtype().name)
 

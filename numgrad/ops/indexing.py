@@ -218,9 +218,13 @@ def _single_mask(key):
 
 
 def setitem(t, key, value):
+    if key is False:  # torch selects nothing and returns before any check
+        return
     if isinstance(value, TensorBase) and value._dtype is not t._dtype and math.prod(value._shape) == 1 and \
             _single_mask(key):
         value = value.to(t._dtype)  # torch does this as a masked_fill_, which casts a one-element value
+    elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
+        value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
     try:
         basic, adv, name = _parse(t, key)
     except IndexError as exc:

@@ -466,3 +466,27 @@ def test_norm_of_an_empty_dim_names_it_as_given():
     """norm with p=-inf over an empty dim named it wrapped ('dimension 0'); torch names it as written ('-3')."""
     same(lambda lib: lib.norm(lib.zeros(0, 2, 3), dim=(-3, -1), p=float("-inf")))
     same(lambda lib: lib.norm(lib.zeros(2, 0), dim=-1, p=float("inf")))
+
+
+@pytest.mark.parametrize("key", [True, False, (), Ellipsis, None])
+def test_setitem_with_a_python_bool_index(key):
+    """x[True] = float64 value on a float32 tensor raised index_put_'s dtype error, and x[False] = v recorded a
+    CopySlices node; torch copies into the new axis for a bare True (copy_ casts) and does nothing for False."""
+    def fn(lib):
+        x = lib.tensor(0.47)
+        v = lib.tensor(1.48, dtype=lib.float64, requires_grad=True)
+        x[key] = v * 1
+        return x
+    same(fn)
+
+
+def test_grad_fn_repr_is_the_class_name():
+    """A tensor's repr showed grad_fn=<torch::autograd::CopySlices> (the node's name()); torch shows the class
+    name, grad_fn=<CopySlices>."""
+    def reprs(lib):
+        x = lib.zeros(2, requires_grad=True) * 1
+        x[0] = 1.0
+        y = lib.zeros(2, requires_grad=True) * 1
+        y.copy_(lib.ones(2))
+        return repr(x), repr(y)
+    assert reprs(numgrad) == reprs(torch)

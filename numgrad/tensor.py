@@ -67,7 +67,11 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
     def op(self, *args, **kwargs):
         self._check_inplace(differentiable)
         tensors = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
-        if tensors and elementwise:  # the output's shape is checked before anything about the op (alpha, dtypes), as TensorIterator
+        # the output's shape is checked before alpha and dtypes, as TensorIterator (sub's bool check comes first)
+        bool_sub = fn.__name__ in ("sub", "subtract") and any(
+            (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
+            for a in (self, *args))
+        if tensors and elementwise and not bool_sub:
             full = broadcast_shapes(self._shape, *tensors)
             if full != self._shape:
                 raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "

@@ -453,6 +453,8 @@ def test_inplace_output_shape_checked_first_and_logical_not_is_not_differentiabl
     same(lambda lib: lib.tensor(3).add_(lib.tensor([[1.0]])))
     same(lambda lib: lib.zeros(2).mul_(lib.zeros(3)))
     same(lambda lib: lib.zeros(2, 1).clamp_(lib.zeros(3)))
+    same(lambda lib: lib.ones(2, 2, dtype=lib.bool).sub_(lib.ones(1, 2, 2)))  # sub's bool check comes first
+    same(lambda lib: lib.ones(2).sub_(lib.tensor([True])))
     same(lambda lib: lib.tensor([0.5, 0.0], requires_grad=True).logical_not_())
 
     def view(lib):

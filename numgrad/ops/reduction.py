@@ -135,6 +135,8 @@ def mean(t, dim=None, keepdim=False, dtype=None):
 def _prod_backward(node, g):
     a, out = node.saved("self"), node.saved("result")
     g = _expand_back(node, g)
+    if a._data.ndim == 0:  # the product of one element is itself: torch passes the gradient (NaN and inf too)
+        return (g,)
     out = _expand_back(node, out)
     if not (a._data == 0).any():
         return (g * out / a,)

@@ -492,3 +492,15 @@ def test_grad_fn_repr_is_the_class_name():
         y.copy_(lib.ones(2))
         return repr(x), repr(y)
     assert reprs(numgrad) == reprs(torch)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.0, 2.0])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_prod_of_zero_dim_passes_the_gradient(value, dim):
+    """The gradient of prod of a 0-d tensor was g * out / x, NaN for NaN or inf; torch passes g unchanged."""
+    def fn(lib):
+        x = lib.tensor(value, requires_grad=True)
+        y = x.prod() if dim is None else x.prod(dim)
+        y.backward(lib.tensor(-0.25))
+        return x.grad
+    same(fn)

@@ -348,7 +348,8 @@ class Tensor(TensorBase, result_class=True):
 
 
 def _fill_backward(node, g):
-    grad_self = g * 0 if node.next_functions[0][0] is not None else None
+    # zeros_like(grad) as torch's Fill/Zero/CopyBackwards: g * 0 would turn an inf or NaN gradient into NaN
+    grad_self = g.new_zeros(g.shape) if node.next_functions[0][0] is not None else None
     if len(node.next_functions) == 1 or node.next_functions[1][0] is None:
         return (grad_self,) + (None,) * (len(node.next_functions) - 1)
     return grad_self, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1])

@@ -26,6 +26,8 @@ def known_issue(program, ref, failure):
         return "integer // or % by zero"
     if "unsupported operation" in text or "assignment destination is read-only" in text:
         return "in-place write into an expanded view / overlapping setitem source"
+    if "cannot be converted to type int64_t without overflow" in text:  # the same check, from setitem
+        return "fill_/masked_fill_ with inf/NaN on an integer tensor"
     if s is not None:
         if s.name in ("mod", "remainder", "remainder_", "fmod"):
             return "missing % / remainder"

@@ -504,3 +504,17 @@ def test_prod_of_zero_dim_passes_the_gradient(value, dim):
         y.backward(lib.tensor(-0.25))
         return x.grad
     same(fn)
+
+
+@pytest.mark.parametrize("write", [lambda lib, y: y.zero_(), lambda lib, y: y.fill_(2.0),
+                                   lambda lib, y: y.copy_(lib.ones(2, dtype=lib.float64))])
+def test_overwritten_values_get_zero_gradient_even_from_nan(write):
+    """zero_/fill_/copy_ gave the overwritten values g * 0 as gradient, NaN where g was inf or NaN; torch gives
+    zeros_like(grad)."""
+    def fn(lib):
+        x = lib.tensor([-1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x * x
+        z = write(lib, y).masked_fill(lib.tensor([True, False]), 1.5) * 0
+        (z / z).sum().backward()  # 0 / 0: a NaN gradient reaches the write
+        return x.grad
+    same(fn)

@@ -5,6 +5,7 @@ and still make every result a Tensor (TensorBase._make uses the class declared w
 import numpy as np
 
 from ._core import dtypes
+from ._core.shapes import broadcast_shapes, infer_size
 from .autograd import functional as autograd_functional
 from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
@@ -29,6 +30,8 @@ def _table_methods():
         "multiply", "divide", "true_divide", "negative", "absolute", "greater", "less", "greater_equal",
         "less_equal", "not_equal"]
     methods = {name: getattr(F, name) for name in names}
+    for name in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):
+        methods[name] = _two_tensors(name)
     for name in ("reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
                  "expand", "expand_as", "clone", "contiguous"):
         methods[name] = getattr(shape, name)
@@ -37,23 +40,51 @@ def _table_methods():
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
         "negative", "absolute"]
     for name in inplace:
-        # torch's clamp_ family names the output type as C++ does ("long int"), the others as ScalarType
-        methods[name + "_"] = _inplace(getattr(F, name), elementwise=True,
-                                       cpp_names=name in ("clamp", "clip", "clamp_min", "clamp_max"))
+        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
+                                       differentiable=name != "logical_not")
     return methods
 
 
-def _inplace(fn, elementwise=False, cpp_names=False):
+def _two_tensors(name):
+    """The method form of an op taking two Tensors only: `other` is argument 1 in torch's TypeError."""
+    fn = getattr(F, name)
+
+    def op(self, other):
+        F.tensors_only(name, self, other, method=True)
+        return fn(self, other)
+    op.__name__ = name
+    return op
+
+
+def _check_cast(result, target, c_names=False):
+    """torch's refusal to write a result into a tensor of a lower dtype category. TensorIterator names the
+    dtypes as ScalarType ("Long"); clamp with number bounds checks on its own and names the destination as
+    C++ does ("long int", "bool")."""
+    if not np.can_cast(result._dtype.np, target._dtype.np, casting="same_kind") and result._dtype is not dtypes.bool_:
+        to = target._dtype.c_name if c_names else target._dtype.word
+        raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output type {to}")
+
+
+def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
     def op(self, *args, **kwargs):
-        self._check_inplace()
-        self._check_overlap(args)  # torch's TensorIterator judges memory overlap before shapes
-        # an elementwise op checks the output's shape before it runs (a kernel's own refusal would come
-        # first); sub refuses bool operands before that, as torch's
-        others = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
-        if elementwise and others and fn.__name__ != "sub" and broadcast_shapes(self._shape, *others) != self._shape:
-            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
-                               f"{list(broadcast_shapes(self._shape, *others))}")
-        return self._write(fn(self, *args, **kwargs), cpp_names)
+        self._check_inplace(differentiable)
+        tensors = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
+        # memory overlap, then the output's shape, are checked before alpha and dtypes, as TensorIterator
+        # (sub's bool check comes before both)
+        bool_sub = fn.__name__ in ("sub", "subtract") and any(
+            (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
+            for a in (self, *args))
+        if not bool_sub:
+            self._check_overlap(args)
+        if tensors and elementwise and not bool_sub:
+            full = broadcast_shapes(self._shape, *tensors)
+            if full != self._shape:
+                raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                                   f"{list(full)}")
+        result = fn(self, *args, **kwargs)
+        if c_names and not any(isinstance(a, TensorBase) for a in (*args, *kwargs.values())):
+            _check_cast(result, self, c_names=True)
+        return self._write(result, differentiable)
     op.__name__ = fn.__name__ + "_"
     return op
 
@@ -73,20 +104,24 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
-def _logical(name, bitwise_int):
-    kernel = {"logical_and": "bitwise_and_cpu", "logical_or": "bitwise_or_cpu", "logical_xor": "bitwise_xor_cpu"}[name]
-
+def _bitwise(logical, bitwise_int, kernel):
+    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, int64 the bitwise one,
+    and a floating result type is refused with torch's NotImplementedError (there is no float bitwise kernel)."""
     def op(self, other):
-        if isinstance(other, TensorBase):  # shapes first, then the dtype, as torch's TensorIterator
+        if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
+            return NotImplemented
+        is_tensor = isinstance(other, TensorBase)
+        if is_tensor:  # shapes first, as torch's TensorIterator
             broadcast_shapes(self._shape, other._shape)
-        tensors = [(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)]
-        result = dtypes.result_type(tensors, [] if isinstance(other, TensorBase) else [other])
+        result = dtypes.result_type([(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)],
+                                    [] if is_tensor else [other])
         if result.is_floating_point:
             raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
-        if result is dtypes.bool_:
-            return apply(name, self, other)
-        other_data = other._data if isinstance(other, TensorBase) else other
-        return Tensor._make(np.asarray(bitwise_int(self._data, other_data)).astype(result.np), result)
+        if result is dtypes.bool_:  # a Python bool as a tensor: the logical ops take tensors only
+            return getattr(F, logical)(self, other if is_tensor else creation.tensor(bool(other)))
+        other_data = other._data if is_tensor else other
+        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data), np.int64),
+                            dtypes.int64)
     return op
 
 
@@ -117,8 +152,8 @@ class Tensor(TensorBase, result_class=True):
     masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
     index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
-    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter)
-    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add)
+    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter, elementwise=False)
+    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add, elementwise=False)
     split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
@@ -183,9 +218,9 @@ class Tensor(TensorBase, result_class=True):
     __rfloordiv__ = _operator(_reflected(F.floor_divide))
     __mod__ = _operator(F.remainder)
     __rmod__ = _operator(_reflected(F.remainder))
-    __and__ = __rand__ = _operator(_logical("logical_and", np.bitwise_and))
-    __or__ = __ror__ = _operator(_logical("logical_or", np.bitwise_or))
-    __xor__ = __rxor__ = _operator(_logical("logical_xor", np.bitwise_xor))
+    __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
+    __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
+    __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
 
     def __pos__(self):
         return self
@@ -205,7 +240,7 @@ class Tensor(TensorBase, result_class=True):
             return F.logical_not(self)
         if self.dtype.is_floating_point:
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-        return Tensor._make(np.invert(self._data), self.dtype)
+        return Tensor._make(np.asarray(np.invert(self._data)), self.dtype)  # a 0-d input gives a NumPy scalar
 
     __iadd__ = _operator(lambda self, other: self.add_(other))
     __isub__ = _operator(lambda self, other: self.sub_(other))
@@ -231,7 +266,7 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
-        self._check_overlap((src,))
+        self._check_overlap((src,), copy=True)
         if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
             broadcast_shapes(self._shape, src._shape)
         return self._fill_from(src, "torch::autograd::CopyBackwards")
@@ -243,10 +278,17 @@ class Tensor(TensorBase, result_class=True):
         src = source if isinstance(source, TensorBase) else None
         if src is None:
             dtypes.check_scalar_fits(source, self._dtype)
+        if src is not None and src._data.shape != self._data.shape:  # torch's broadcast messages, not NumPy's
+            full = infer_size(self._data.shape, src._data.shape)
+            if full != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                                   f"{list(full)}")
         value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
+        if not self._dtype.is_floating_point:  # an integer or bool result is not differentiable: no node
+            inputs = []
         record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
         return self._write(out)
 
@@ -305,18 +347,20 @@ class Tensor(TensorBase, result_class=True):
         return (_rebuild, (self._data, self._dtype.name, self._requires_grad))
 
     # ---- in-place machinery ------------------------------------------------------------------------
-    def _write(self, result, cpp_names=False):
+    def _write(self, result, differentiable=True):
         """Makes `self` hold `result` in place: same storage (views see it), version bumped, and the
         grad_fn rebased onto the op that produced `result`."""
-        self._check_inplace()
+        self._check_inplace(differentiable)
         if result._data.shape != self._data.shape:  # torch checks the shape before the dtype
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
-        if not np.can_cast(result._dtype.np, self._dtype.np, casting="same_kind") and\
-                not (result._dtype is dtypes.bool_):
-            raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output "
-                               f"type {self._dtype.c_name if cpp_names else self._dtype.word}")
+        _check_cast(result, self)
         node = result._grad_fn
+        if node is not None and self._multi_output == "no grad":
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view "
+                "is the output of a function that returns multiple views. Such functions do not allow the output "
+                "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy
             return self
@@ -335,7 +379,8 @@ class Tensor(TensorBase, result_class=True):
 
 
 def _fill_backward(node, g):
-    grad_self = g * 0 if node.next_functions[0][0] is not None else None
+    # zeros_like(grad) as torch's Fill/Zero/CopyBackwards: g * 0 would turn an inf or NaN gradient into NaN
+    grad_self = g.new_zeros(g.shape) if node.next_functions[0][0] is not None else None
     if len(node.next_functions) == 1 or node.next_functions[1][0] is None:
         return (grad_self,) + (None,) * (len(node.next_functions) - 1)
     return grad_self, reduction.sum_to(g, node.saved("src_shape")).to(node.input_meta[1][1])

@@ -2,6 +2,7 @@
 autograd fields. The ops below numgrad.tensor make and read TensorBase; numgrad.tensor.Tensor, the class
 users see, adds the methods and operators that call the ops, and every result is made as a Tensor."""
 import math
+import re
 import warnings
 import weakref
 
@@ -15,7 +16,7 @@ from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OV
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
-                               partial_overlap, storage, to_host)
+                               overlap, storage, to_host)
 
 _WARNED_ONCE = {}
 
@@ -27,6 +28,10 @@ class TensorBase:
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     _result_class = None  # the class results are made as: numgrad.tensor.Tensor
+    # "grad" or "no grad" on the outputs of unbind/split (and views of them) made in grad mode, as they
+    # require grad or not: torch's MULTI_OUTPUT_NODE views, which refuse in-place writes (_check_inplace,
+    # and Tensor._write for a write that would make a "no grad" one require grad)
+    _multi_output = False
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -341,7 +346,7 @@ class TensorBase:
 
     def __repr__(self, *, tensor_contents=None):
         return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
-                                       grad_fn=self._grad_fn.name() if self._grad_fn is not None else None,
+                                       grad_fn=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
                                        default_dtype=dtypes.get_default_dtype().name)
 
@@ -358,29 +363,45 @@ class TensorBase:
         return t
 
     # ---- in-place machinery -------------------------------------------------------------------
-    def _check_inplace(self):
+    def _check_inplace(self, autograd=True):
+        """torch's refusals of an in-place write; a non-differentiable op (autograd=False: logical_not_) skips
+        the autograd ones, as torch does."""
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
-        if STATE.grad_enabled:
+        if STATE.grad_enabled and autograd:
             if self._requires_grad and self._grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE)
+            if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
+                # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
+                op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
+                raise RuntimeError(f"Output {self._output_nr} of {op} is a view and is being modified inplace. This "
+                                   "view is the output of a function that returns multiple views. Such functions do "
+                                   "not allow the output views to be modified inplace. You should replace the "
+                                   "inplace operation by an out-of-place one.")
             base = self._base
             if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
 
-    def _check_overlap(self, inputs=(), internal=True):
+    def _check_overlap(self, inputs=(), internal=True, full=False, copy=False):
         """torch's refusals before an in-place write into self: self's elements meeting each other (an
         expanded view; fill_ and the deprecated masked_fill_/index_put_ skip this with internal=False), or an
-        input that partly shares self's memory. A pending tensor has fresh memory of its own: nothing to check."""
+        input that partly shares self's memory (with `full`, as index_put_ checks, any shared memory, itself
+        too; with `copy`, as copy_, the same data as self is no write at all). A pending tensor has fresh memory
+        of its own: nothing to check."""
         arr = self._arr
         if arr is None:
             return
+        if copy and len(inputs) == 1 and isinstance(inputs[0], TensorBase) and inputs[0]._arr is not None and \
+                inputs[0]._dtype is self._dtype and overlap(arr, inputs[0]._arr, exact=True) == "full":
+            return  # copy_ of the same data: torch returns before it judges anything
         if internal and internal_overlap(arr):
             raise RuntimeError(INTERNAL_OVERLAP)
         for t in inputs:
-            if isinstance(t, TensorBase) and t is not self and t._arr is not None and partial_overlap(arr, t._arr):
-                raise RuntimeError(PARTIAL_OVERLAP)
+            if isinstance(t, TensorBase) and (t is not self or full) and t._arr is not None:
+                status = "full" if t is self else overlap(arr, t._arr)  # itself: full, even when empty
+                if status == "partial" or (full and status == "full"):
+                    raise RuntimeError(PARTIAL_OVERLAP)
 
 
 def check_same_device(*tensors, cpu_scalars=False):

@@ -246,6 +246,15 @@ def clamp_max(input, max):
     return apply("clamp_max_fn", input, max)
 
 
+def tensors_only(name, input, other, method=False):
+    """torch's argument parser for ops whose signature takes two Tensors (no Number): a Python scalar is a
+    TypeError; as a method, self is not counted, so `other` is position 1."""
+    for arg, value, position in (("input", input, 1), ("other", other, 2 - method)):
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
 def maximum(input, other):
     _tensor_arg("maximum", input, 1, "input")
     _tensor_arg("maximum", other, 2)
@@ -392,9 +401,8 @@ def _bool_reduce_folded(input, dim, keepdim, kind):
 
 
 def _bool_reduce_numpy(input, dim, keepdim, kind):
-    _axes(input, dim)  # torch's dim checks (NumPy's AxisError otherwise)
-    axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
-    data = getattr(np, kind)(input._data != 0, axis=axis, keepdims=keepdim and dim is not None)
+    axes = _axes(input, dim)  # torch's dim checks (a 0-d tensor takes dim 0 and -1, and reduces nothing)
+    data = getattr(np, kind)(input._data != 0, axis=axes, keepdims=keepdim and dim is not None)
     return TensorBase._make(np.asarray(data), bool_)
 
 

@@ -1,4 +1,5 @@
 """Indexing ops with backward: getitem/setitem as torch indexes, masked_fill, index_select, gather, scatter."""
+import math
 import operator
 import warnings
 
@@ -121,7 +122,11 @@ def _parse(t, key):
     basic = tuple(basic)
     if not any(device_index.is_index_array(a) for a in adv):
         return basic, None, name
-    adv = _check_advanced(t._data[basic].shape, adv)
+    try:
+        adv = _check_advanced(t._data[basic].shape, adv)
+    except IndexError as exc:  # torch finds these in index_put_'s kernel, after its in-place checks (setitem)
+        exc.advanced = True
+        raise
     return basic, device_index.upload_indices(adv, t._data), name
 
 
@@ -148,9 +153,15 @@ def _check_advanced(shape, adv):
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(str(list(a.shape)) for a in arrays)) from None
     ordinal = 0  # torch counts dimensions among the indexed ones only
+    empty = 0 in shape  # torch's kernel checks the bounds as it runs: over no elements it does not run
     for d, (a, masked) in enumerate(zip(out, from_mask)):
         if device_index.is_index_array(a):
-            v = None if masked else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
+            skip = masked or (empty and shape[d] != 0)
+            if skip and not masked and isinstance(a, np.ndarray):  # no element is read: any index in range will do
+                out[d] = a = np.clip(a, -shape[d], shape[d] - 1)
+            v = None if skip else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
+            if v is not None and shape[d] == 0:  # torch's kernel words an empty dimension without numbers
+                raise IndexError("index is out of bounds for dimension with size 0")
             if v is not None:
                 raise IndexError(f"index {v} is out of bounds for dimension {ordinal} with size {shape[d]}")
             ordinal += 1
@@ -196,8 +207,33 @@ def getitem(t, key):
 
 # ---- assignment ------------------------------------------------------------------------------------
 
+def _is_index_tensor(k):
+    return isinstance(k, (TensorBase, np.ndarray, list, tuple, range))
+
+
+def _single_mask(key):
+    """Whether the key's only tensor index is one bool tensor (ints, slices, None and ... beside it)."""
+    tensors = [k for k in _as_tuple(key) if isinstance(k, (TensorBase, np.ndarray, list, tuple, range))]
+    return len(tensors) == 1 and isinstance(tensors[0], TensorBase) and tensors[0]._dtype is dtypes.bool_
+
+
 def setitem(t, key, value):
-    basic, adv, name = _parse(t, key)
+    if key is False:  # torch selects nothing and returns before any check
+        return
+    # torch does a single mask with a one-element value as a masked_fill_: it casts the value, and does not
+    # judge its memory against t's (index_put_ would)
+    as_masked_fill = isinstance(value, TensorBase) and math.prod(value._shape) == 1 and _single_mask(key)
+    if as_masked_fill and value._dtype is not t._dtype:
+        value = value.to(t._dtype)
+    elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
+        value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
+    try:
+        basic, adv, name = _parse(t, key)
+    except IndexError as exc:
+        if getattr(exc, "advanced", False) and t._requires_grad and t._grad_fn is None and needs_grad(t):
+            whole = all(k is Ellipsis or k == slice(None) for k in _as_tuple(key) if not _is_index_tensor(k))
+            raise RuntimeError(LEAF_INPLACE if whole else VIEW_LEAF_INPLACE) from None
+        raise
     if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
         name = COPY_SLICES
     elif adv is not None:
@@ -205,7 +241,7 @@ def setitem(t, key, value):
     else:  # the index is the whole tensor: torch copies into it, or fills it from a 0-d value of another shape
         vshape = value._data.shape if isinstance(value, TensorBase) else ()
         name = "FillBackward3" if vshape == () != t._data.shape else "torch::autograd::CopyBackwards"
-    _put(t, basic, adv, value, False, name)
+    _put(t, basic, adv, value, False, name, check_value_overlap=not as_masked_fill)
 
 
 def index_put_(t, indices, values, accumulate=False):
@@ -217,26 +253,28 @@ def index_put(t, indices, values, accumulate=False):
     return index_put_(t.clone(), indices, values, accumulate)
 
 
-def _put(t, basic, adv, value, accumulate, name):
+def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
     """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it."""
-    if t._requires_grad and t._grad_fn is None and needs_grad(t):
-        raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
-    t._check_inplace()
+    def check_inplace():
+        if t._requires_grad and t._grad_fn is None and needs_grad(t):
+            raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
+        t._check_inplace()
+    if adv is not None:  # index_put_ checks the in-place write first; a basic index expands the value first
+        check_inplace()
+    mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
     if not isinstance(value, TensorBase):
         dtypes.check_scalar_fits(value, t._dtype)
         value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
-                           f"for the destination and {value._dtype.word} for the source.")
+        mismatch = RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
+                                f"for the destination and {value._dtype.word} for the source.")
     elif value.device != t.device:  # a 0-d value or a copy into a view moves as torch's copy_ does
         if adv is not None and value._data.ndim:
             check_same_device(t, value)
         value = value.to(t.device)
     region = t._data[basic]
-    if adv is None:  # a copy into the region (scalars too), of the value expanded to it, as torch's
-        TensorBase._make(region, t._dtype)._check_overlap((_expanded_for_overlap(value, region.shape),))
-    else:
-        t._check_overlap((value,), internal=False)
+    if adv is not None:
+        t._check_overlap((value,) if check_value_overlap else (), internal=False, full=True)  # any shared memory
         if internal_overlap(t._arr):
             warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
                           "performing this operation. This also applies to advanced indexing e.g. "
@@ -245,12 +283,17 @@ def _put(t, basic, adv, value, accumulate, name):
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
         vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
+        check_inplace()
+        # then the copy into the region (scalars too) judges overlap, of the value expanded to it, as torch's
+        TensorBase._make(region, t._dtype)._check_overlap((_expanded_for_overlap(value, region.shape),), copy=True)
     else:
         try:
             vdata = np.broadcast_to(vdata, target)
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vdata.shape)} cannot be broadcast to "
                                f"indexing result of shape {list(target)}") from None
+        if mismatch is not None:
+            raise mismatch
     vdata = vdata.astype(t._data.dtype, copy=False)
     if not (needs_grad(t, value) and t._dtype.is_floating_point):
         device_index.write_region(t._data, basic, adv, vdata, accumulate)
@@ -311,6 +354,8 @@ def masked_fill(t, mask, value):
                            f"{value._data.ndim} dimension(s).")
     # torch reads the value as a number of t's type (a 0-d tensor through .item())
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
+    if is_tensor and not t._dtype.is_floating_point and needs_grad(value):  # the result could not carry it
+        raise RuntimeError(f"Autograd not support dtype: {t._dtype.word}")
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
     out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
@@ -336,6 +381,14 @@ def masked_fill_(t, mask, value):
         warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
                       UserWarning, stacklevel=2)
+        result = masked_fill(t, mask, value)  # its checks and node
+        if result._grad_fn is None and dispatch.is_host(t._data):
+            # only the masked elements are written, as torch's kernel does: where several elements are one
+            # memory location, a masked one writes it (a whole-result copy would let the last element win)
+            np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+            t._vc[0] += 1
+            return t
+        return t._write(result)
     return t._write(masked_fill(t, mask, value))
 
 
@@ -350,12 +403,14 @@ def index_select(t, dim, index):
     check_same_device(t, index)
     idx = index._data.reshape(-1)
     size = t._data.shape[d] if t._data.ndim else 1
+    if t._data.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     v = device_index.first_out_of_bounds(idx, 0, size - 1)
-    # torch's CPU kernels word it by path: dim 1 has its own kernel; an empty self is checked on its own
-    if d == 1 and v is not None:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
+    # torch's CPU kernels word it by path: an empty self is checked first, then dim 1 has its own kernel
     if t._data.ndim > 1 and idx.size and t._data.size == 0 and size == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if d == 1 and v is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     if v is not None:
         raise IndexError("index out of range in self")
     if t._data.ndim == 0:  # index_select always copies, a 0-d input too
@@ -410,7 +465,12 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
         raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
     size = shape[d] if shape else 1
-    v = device_index.first_out_of_bounds(index._data, 0, size - 1, checked=not bounds)  # a backward's: forward checked
+    order = index._data
+    if isinstance(order, np.ndarray) and order.ndim > 1 and d != order.ndim - 1:
+        # torch's kernel loops over the positions along dim outside, the other positions inside, unless dim is
+        # the last: the first index out of range it meets (and names) is the first in that order
+        order = np.moveaxis(order, d, 0)
+    v = device_index.first_out_of_bounds(order, 0, size - 1, checked=not bounds)  # a backward's: forward checked
     if v is not None:
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
 
@@ -498,6 +558,9 @@ def scatter_add(t, dim, index, src):
 
 
 def take_along_dim(t, indices, dim=None):
+    if dim is not None and t._data.ndim == 0:
+        wrap_dim(dim, 0)  # out of range first, as torch checks
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if indices._dtype is not dtypes.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices._dtype.word}")
@@ -510,6 +573,8 @@ def take_along_dim(t, indices, dim=None):
     sizes = list(t._data.shape)
     sizes[d] = indices._data.shape[d]
     shape = list(broadcast_shapes(tuple(sizes), indices._data.shape))
+    if t._data.shape[d] == 0 and math.prod(shape):  # torch's CPU kernel wraps indices by a size of 0
+        raise RuntimeError("ZeroDivisionError")
     indices = expand(indices, *shape) if tuple(shape) != indices._data.shape else indices
     shape[d] = t._data.shape[d]
     return gather(expand(t, *shape) if tuple(shape) != t._data.shape else t, d, indices)

@@ -5,6 +5,7 @@ from ..backend import dispatch
 from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import wrap_dim
+from .._core.state import STATE
 from .shape import view_of
 from .creation import zeros
 
@@ -109,8 +110,18 @@ def _split(t, d, sizes, name):
     for s in sizes:
         outs.append(view_of(t, t._data[(slice(None),) * d + (slice(offset, offset + s), Ellipsis)]))
         offset += s
-    record(name, _split_backward, [t], outs, {"dim": d, "shapes": [o._data.shape for o in outs]})
+    _mark_multi_output(outs, record(name, _split_backward, [t], outs,
+                                    {"dim": d, "shapes": [o._data.shape for o in outs]}))
     return tuple(outs)
+
+
+def _mark_multi_output(outs, node):
+    """torch's views from a function with several view outputs, made in grad mode, refuse in-place writes: those
+    that require grad always, the others when the write would make them require grad (TensorBase._check_inplace,
+    Tensor._write)."""
+    if STATE.grad_enabled:
+        for o in outs:
+            o._multi_output = "grad" if node is not None else "no grad"
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -156,11 +167,12 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
+    d = wrap_dim(dim, input._data.ndim)  # out of range first, as torch checks
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, input._data.ndim)
     outs = [view_of(input, input._data[(slice(None),) * d + (i, Ellipsis)]) for i in range(input._data.shape[d])]
-    record("UnbindBackward0", _unbind_backward, [input], outs, {"dim": d, "shapes": [o._data.shape for o in outs]})
+    _mark_multi_output(outs, record("UnbindBackward0", _unbind_backward, [input], outs,
+                                    {"dim": d, "shapes": [o._data.shape for o in outs]}))
     return tuple(outs)
 
 

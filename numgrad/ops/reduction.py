@@ -113,7 +113,7 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
     shape = t._shape
     if any(shape[a] == 0 for a in axes):
         values = dispatch.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
-    elif axes and STATE.fusion and axes == tuple(range(axes[0], len(shape))) and\
+    elif axes and STATE.fusion and 0 not in shape and axes == tuple(range(axes[0], len(shape))) and\
             out_dtype.is_floating_point == t._dtype.is_floating_point:
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
@@ -167,6 +167,8 @@ def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
 def _prod_backward(node, g):
     a, out = node.saved("self"), node.saved("result")
     g = _expand_back(node, g)
+    if a._data.ndim == 0:  # the product of one element is itself: torch passes the gradient (NaN and inf too)
+        return (g,)
     out = _expand_back(node, out)
     if not (a._data == 0).any():
         return (_as_input_dtype(node, g * (out / a)),)
@@ -221,8 +223,9 @@ def _select(name, t, axes, op, whole, want_index=False, given=None):
     """max/min folds (the table's selecting reductions) for max, min, amax, amin, argmax, argmin."""
     _check_nonempty(t, axes, op, whole, given)
     shape = t._shape
-    if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and\
-            axes == tuple(range(axes[0], len(shape))):  # trailing dims: the vectorised fused fold
+    # trailing dims: the vectorised fused fold (not over an empty tensor: a fused program needs an element)
+    if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and 0 not in shape and\
+            axes == tuple(range(axes[0], len(shape))):
         values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
         return dispatch.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
@@ -345,14 +348,15 @@ def _norm_backward(node, g):
 def _check_empty_norm(t, p, dim, axes):
     """linalg.vector_norm's checks for an empty input: a negative or infinite order has no identity (the
     missing space before `because` is torch's)."""
-    if p < 0 or (p == float("inf") and dim is None):
+    if not (p < 0 or p == float("inf")):
+        return
+    if dim is None or dim == () or dim == []:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor because the "
                            "operation does not have an identity")
-    if p == float("inf"):
-        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
-            if t._shape[wrap_dim(d, len(t._shape))] == 0:
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the dimension {d}because "
-                                   "this dimension is empty and the operation does not have an identity")
+    for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):  # each dim reduced, as the user wrote it
+        if t._shape[wrap_dim(d, len(t._shape))] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the dimension {d}because "
+                               "this dimension is empty and the operation does not have an identity")
 
 
 def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
@@ -528,9 +532,13 @@ def softmax(t, dim, dtype=None, _log=False):
     _one_dim(op, dim)  # torch's binding checks the arguments' types, then the dim, then the dtype
     if dtype is not None and not isinstance(dtype, dtypes.dtype):
         raise TypeError(f"{op}(): argument 'dtype' (position 3) must be torch.dtype, not {type(dtype).__name__}")
-    wrap_dim(dim, len(t._shape))
-    t = _softmax_dtype(t, dtype, dim, _log)
     d = wrap_dim(dim, len(t._shape))
+    if dtype is None and 0 in t._shape:  # torch returns an empty input as it is, before its dtype check
+        out = _result(t.clone()._data, t._dtype)
+        record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
+               _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
+        return out
+    t = _softmax_dtype(t, dtype, dim, _log)
     with no_grad():
         if 0 in t._shape:  # nothing to normalise
             out = _result(t._data.copy(), t._dtype)

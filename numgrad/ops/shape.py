@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from .._core import dtypes
 from ..backend import dispatch
 
 from .._core.grad_mode import enable_grad
@@ -21,6 +22,8 @@ def view_of(base, data):
     t = TensorBase._make(data, base._dtype)
     t._vc, t._base, t._is_inference = base._vc, base._base if base._base is not None else base, base._is_inference
     t._view_version = base._vc[0] if STATE.grad_enabled and base._dtype.is_floating_point else None
+    if base._multi_output:  # a view of an unbind/split output keeps its refusal of in-place writes
+        t._multi_output = base._multi_output
     return t
 
 
@@ -59,6 +62,9 @@ def _infer(shape, numel):
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
     if inferred:
         known = math.prod(s for s in shape if s != -1)
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -100,16 +106,21 @@ def reshape(t, *shape):
 
 def flatten(t, start_dim=0, end_dim=-1):
     nd = t._data.ndim
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)  # a 0-d tensor takes dims 0 and -1 only
     if nd == 0:
         return reshape(t, 1)
-    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:  # nothing to merge: torch returns the tensor itself, not a view
+        return t
     shape = t._data.shape
     return reshape(t, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
 
 
 def unflatten(t, dim, sizes):
+    if t._data.ndim == 0:  # torch wraps the dim error of a 0-d input in its own (a dim out of range is its own)
+        wrap_dim(dim, 0)
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, t._data.ndim)
     shape, sizes = t._data.shape, [int(s) for s in sizes]
     if not sizes:
@@ -146,7 +157,7 @@ def squeeze(t, dim=None):
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(wrap_dim(d, len(shape)) for d in dims)
-        dims, name = tuple(d for d in dims if shape[d] == 1), (
+        dims, name = tuple(d for d in dims if shape and shape[d] == 1), (  # a 0-d tensor has nothing to squeeze
             "SqueezeBackward1" if not isinstance(dim, (tuple, list)) else "SqueezeBackward2")
     out = view_of(t, np.squeeze(t._data, axis=dims) if dims else t._data.view())
     record(name, _squeeze_backward, [t], [out], {"dim": dim} if dim is not None else None)
@@ -183,7 +194,7 @@ def _transpose_backward(node, g):
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):
     nd = t._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = view_of(t, np.swapaxes(t._data, d0, d1))
+    out = view_of(t, np.swapaxes(t._data, d0, d1) if nd else t._data.view())  # 0-d: dims 0 and -1 are itself
     record(_name, _transpose_backward, [t], [out], {"dim0": d0, "dim1": d1})
     return out
 
@@ -221,23 +232,24 @@ def expand(t, *sizes):
     shape = t._data.shape
     if len(sizes) < len(shape):
         kind = _type_string(t).split(" ")[0]
+        if t._dtype is dtypes.bool_:  # torch has no legacy name for bool here: it prints the backend's type
+            kind = f"{t.device.type.upper()}BoolType"
         raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    target = []
-    for i, s in enumerate(sizes):
-        cur = shape[i - lead] if i >= lead else None
+    target = list(sizes)
+    for i in reversed(range(len(sizes))):  # from the last dim, as torch's infer_expand_geometry (its errors too)
+        s, cur = sizes[i], shape[i - lead] if i >= lead else None
         if s == -1:
             if cur is None:
-                raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
-                                   "non-existing dimension 0")
-            s = cur
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            target[i] = cur
         elif cur is not None and cur != 1 and cur != s:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                                f"Tensor sizes: [{', '.join(map(str, shape))}]")
-        target.append(s)
     out = view_of(t, dispatch.broadcast_view(t._data, tuple(target)))
     record("ExpandBackward0", _expand_backward, [t], [out])
     return out

@@ -65,7 +65,8 @@ _e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, 
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True)
 _e("rpow", "a b", "power(b, a)", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
-   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True)
+   saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True,
+   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})  # True ** bools; bools ** True is fine
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
 _e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
 _e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"a": POSITIVE})

@@ -57,12 +57,19 @@ def scalar_power(x, y):
 
 @cuda.jit(device=True, inline="always")
 def power_int(x, y):
-    # torch's integer power: a negative exponent gives 1 for base 1, +-1 for base -1 and 0 for the rest
+    # torch's integer power: by squaring, wrapping on overflow; a negative exponent gives 1 for a base of 1,
+    # +-1 for -1 and 0 otherwise (Python's would be a float, Numba's an overflow)
     if y < 0:
         if x == 1 or x == -1:
             return x if y % 2 else x * x
         return x * 0
-    return x ** y
+    result, base = x * 0 + 1, x
+    while y:
+        if y & 1:
+            result *= base
+        base *= base
+        y >>= 1
+    return result
 
 
 @cuda.jit(device=True, inline="always")

@@ -171,16 +171,20 @@ def _dense(arr):
     return True
 
 
-def partial_overlap(a, b):
-    """Whether arrays `a` and `b` share some memory without being the same elements in the same order. Like
-    torch, it judges only two dense arrays (other layouts are too hard to tell and pass)."""
+def overlap(a, b, exact=False):
+    """torch's get_overlap_status of arrays `a` and `b`: "full" (the same elements in the same order),
+    "partial" (some memory shared otherwise) or None. Like torch, it judges only two dense arrays (other
+    layouts are too hard to tell and pass). With `exact`, "full" means the same data in any layout (one
+    address, shape and strides), as copy_'s early return asks."""
+    if exact and a.shape == b.shape and a.strides == b.strides and data_ptr(a) == data_ptr(b):
+        return "full"
     if a.size == 0 or b.size == 0 or not _dense(a) or not _dense(b):
-        return False
+        return None
     a0, b0 = data_ptr(a), data_ptr(b)
     a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
     if a0 == b0 and a1 == b1:
-        return a.strides != b.strides
-    return a0 < b1 and b0 < a1
+        return "partial" if a.strides != b.strides else "full"
+    return "partial" if a0 < b1 and b0 < a1 else None
 
 
 def place(arr, d):

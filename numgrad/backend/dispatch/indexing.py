@@ -123,11 +123,12 @@ def take_along_axis(data, index, dim):
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def scatter_along_axis(data, index, dim, values, add):
     """data at index along `dim` set to (or, with `add`, increased by) values, in place; repeated indices add up."""
-    if on_gpu(data):
-        if data.ndim:
-            _cuda_index().scatter_along_axis(data, index, dim, values, add)
-        elif index.size:  # a 0-d array: index is 0-d too and points at it
+    if data.ndim == 0:  # a 0-d array (either device): index is 0-d too and points at it
+        if index.size:
             data[...] = data + values if add else values
+        return
+    if on_gpu(data):
+        _cuda_index().scatter_along_axis(data, index, dim, values, add)
         return
     idx = list(np.indices(index.shape, sparse=True))  # sends index[p] to p with dim `dim` replaced by index[p]
     idx[dim] = index

@@ -1,0 +1,175 @@
+"""Runs one program in torch and in numgrad (fusion on, fusion off) and compares what each did: the error (type,
+first line, step), every variable's dtype, shape, requires_grad and values, and every input's .grad."""
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+import numgrad
+
+from .program import Interpreter
+
+# float tolerances: relative, and absolute scaled by the largest finite magnitude of the reference
+TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+MESSAGE_TYPES = (RuntimeError, IndexError, ValueError, TypeError)
+
+
+@dataclass
+class Outcome:
+    error: tuple = None  # (where: a step index or "backward", exception type, first line of its message)
+    values: list = field(default_factory=list)  # per variable: (dtype name, shape, requires_grad, array)
+    grads: list = field(default_factory=list)  # per input: None or (dtype name, shape, array)
+
+
+def _first_line(exc):
+    text = str(exc)
+    return text.splitlines()[0] if text else ""
+
+
+def _describe(t):
+    return (str(t.dtype).rsplit(".", 1)[-1], tuple(int(n) for n in t.shape), bool(t.requires_grad),
+            np.array(t.detach().numpy(), copy=True))
+
+
+def execute(lib, program):
+    out = Outcome()
+    try:
+        run = Interpreter(lib, program)
+    except Exception as exc:
+        out.error = ("inputs", type(exc), _first_line(exc))
+        return out
+    for k, s in enumerate(program.steps):
+        try:
+            run.step(s)
+        except Exception as exc:
+            out.error = (k, type(exc), _first_line(exc))
+            break
+    else:
+        if program.backward is not None:
+            try:
+                run.backward(program.backward)
+            except Exception as exc:
+                out.error = ("backward", type(exc), _first_line(exc))
+    for t in run.env:
+        try:
+            out.values.append(_describe(t))
+        except Exception as exc:  # reading the values failed: a failure of its own
+            out.values.append(("unreadable", type(exc).__name__, str(exc)[:200], None))
+    for leaf in run.leaves:
+        with warnings.catch_warnings():  # an in-place op may have made a leaf a non-leaf: its .grad warns
+            warnings.simplefilter("ignore")
+            g = leaf.grad
+        out.grads.append(None if g is None else _describe(g)[:2] + (_describe(g)[3],))
+    return out
+
+
+def run_numgrad(program, fused):
+    with numgrad.fusion(fused):
+        return execute(numgrad, program)
+
+
+def values_differ(dtype, ref, got, computed_in=None):
+    """None when equal for the dtype (floats: within tolerance, NaN where NaN, infinities equal), else a reason.
+    `computed_in` "float32" when the program computed in float32 anywhere: a float64 result may carry float32
+    rounding (x.double() of a float32 result), so it gets float32's tolerance."""
+    if ref.shape != got.shape:
+        return f"array shapes {ref.shape} != {got.shape}"
+    if dtype in TOL:
+        rtol, atol = TOL[computed_in or dtype]
+        finite = np.abs(ref[np.isfinite(ref)])
+        atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
+        ref64, got64 = ref.astype(np.float64), got.astype(np.float64)
+        nan_r, nan_g = np.isnan(ref64), np.isnan(got64)
+        bad = (nan_r != nan_g) | (~nan_r & ~nan_g & ~np.isclose(got64, ref64, rtol=rtol, atol=atol))
+        bad &= ~(np.isinf(ref64) & (ref64 == got64))
+    else:
+        bad = ref != got
+    if not bad.any():
+        return None
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {bad.size} differ; first at {i}: torch {ref[i]!r}, numgrad {got[i]!r}"
+
+
+def var_steps(program, ref):
+    """The step that made each variable (None for the inputs), by the counts of torch's run."""
+    owners = [None] * len(program.inputs)
+    for k, s in enumerate(program.steps):
+        owners += [k] * s.outs
+    return owners
+
+
+@dataclass
+class Failure:
+    kind: str  # error-type, error-message, error-step, structure, dtype, shape, requires_grad, value, grad
+    step: object  # the step index (or "backward", "inputs") it concerns, None for a grad
+    detail: str
+    mode: str = ""  # "fused" or "unfused"
+
+
+def compare(program, ref, got, mode):
+    """The differences of numgrad's outcome `got` from torch's `ref`, as Failures (empty when none)."""
+    fails = []
+    if (ref.error is None) != (got.error is None) or (ref.error and ref.error[1] is not got.error[1]):
+        # the earlier of the two errors is where the runs part (an int step, else "backward" or "inputs")
+        steps = [e[0] for e in (ref.error, got.error) if e is not None]
+        where = min((k for k in steps if isinstance(k, int)), default=steps[0])
+        fails.append(Failure("error-type", where, f"torch {_err(ref.error)}; numgrad {_err(got.error)}", mode))
+        return fails
+    if ref.error:
+        if ref.error[0] != got.error[0]:
+            steps = (ref.error[0], got.error[0])
+            where = min((k for k in steps if isinstance(k, int)), default=steps[0])
+            fails.append(Failure("error-step", where, f"torch {_err(ref.error)}; numgrad {_err(got.error)}",
+                                 mode))
+            return fails  # the runs part at different steps: their variables do not line up
+        elif issubclass(ref.error[1], MESSAGE_TYPES) and ref.error[2] != got.error[2]:
+            fails.append(Failure("error-message", ref.error[0], f"torch {ref.error[2]!r}; numgrad {got.error[2]!r}",
+                                 mode))
+    owners = var_steps(program, ref)
+    low = "float32" if any(v[0] == "float32" for v in ref.values) else None
+    if len(ref.values) != len(got.values):
+        fails.append(Failure("structure", None, f"{len(ref.values)} variables in torch, {len(got.values)} in numgrad",
+                             mode))
+        return fails
+    for i, (r, g) in enumerate(zip(ref.values, got.values)):
+        where = owners[i] if i < len(owners) else None
+        if g[0] == "unreadable":
+            fails.append(Failure("unreadable", where, f"v{i}: {g[1]}: {g[2]}", mode))
+        elif r[0] != g[0]:
+            fails.append(Failure("dtype", where, f"v{i}: torch {r[0]}, numgrad {g[0]}", mode))
+        elif r[1] != g[1]:
+            fails.append(Failure("shape", where, f"v{i}: torch {r[1]}, numgrad {g[1]}", mode))
+        elif r[2] != g[2]:
+            fails.append(Failure("requires_grad", where, f"v{i}: torch {r[2]}, numgrad {g[2]}", mode))
+        else:
+            why = values_differ(r[0], r[3], g[3], low)
+            if why:
+                fails.append(Failure("value", where, f"v{i} ({r[0]}{list(r[1])}): {why}", mode))
+    for j, (r, g) in enumerate(zip(ref.grads, got.grads)):
+        if (r is None) != (g is None):
+            fails.append(Failure("grad", "backward", f"leaf{j}.grad: torch {_none(r)}, numgrad {_none(g)}", mode))
+        elif r is not None:
+            why = (f"dtype {r[0]} != {g[0]}" if r[0] != g[0] else f"shape {r[1]} != {g[1]}" if r[1] != g[1]
+                   else values_differ(r[0], r[2], g[2], low))
+            if why:
+                fails.append(Failure("grad", "backward", f"leaf{j}.grad: {why}", mode))
+    return fails
+
+
+def _err(e):
+    return "no error" if e is None else f"{e[1].__name__}({e[2]!r}) at step {e[0]}"
+
+
+def _none(x):
+    return "None" if x is None else "a tensor"
+
+
+def check_program(program):
+    """(torch's outcome, the failures of numgrad fused and unfused)."""
+    ref = execute(torch, program)
+    fails = []
+    for fused in (True, False):
+        fails += compare(program, ref, run_numgrad(program, fused), "fused" if fused else "unfused")
+    return ref, fails

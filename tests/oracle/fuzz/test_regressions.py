@@ -1,0 +1,552 @@
+"""Regression tests for what the differential fuzz test found: one test per root cause, each against torch,
+numgrad fused and unfused; the docstring says what went wrong."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from helpers.compare_core import values_mismatch
+
+
+def _run(lib, fn):
+    try:
+        out = fn(lib)
+    except Exception as exc:  # the error is the result to compare
+        return ("error", type(exc), str(exc).splitlines()[0] if str(exc) else "")
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return ("ok", [(str(t.dtype), tuple(t.shape), t.requires_grad, np.array(t.detach().numpy())) for t in outs])
+
+
+def same(fn):
+    """fn(lib) gives torch's result, error included, in numgrad with fusion on and off."""
+    ref = _run(torch, fn)
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            got = _run(numgrad, fn)
+        assert got[0] == ref[0], (fused, ref, got)
+        if ref[0] == "error":
+            assert got[1:] == ref[1:], (fused, ref, got)
+            continue
+        assert len(got[1]) == len(ref[1])
+        for r, g in zip(ref[1], got[1]):
+            assert g[:3] == r[:3], (fused, r[:3], g[:3])
+            assert values_mismatch(r[3], g[3]) is None, (fused, r[3], g[3])
+
+
+def _grad_of(fn, *arrays):
+    """fn on leaves made from arrays, backward of its sum; returns the result and the leaves' grads."""
+    def run(lib):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *xs)
+        out.sum().backward()
+        return (out,) + tuple(x.grad for x in xs)
+    return run
+
+
+@pytest.mark.parametrize("op", ["and_", "or_", "xor"])
+@pytest.mark.parametrize("a,b", [("f", "f"), ("i", 2.5), ("b", 3), ("b", "i"), ("i", "b"), ("b", True), (3, "b"),
+                                 ("d", "d")])
+def test_bitwise_operators_promote_as_torch(op, a, b):
+    """`&`, `|`, `^` kept the left operand's dtype (bool & int gave bool) and ran NumPy's bitwise ufunc on floats
+    (a NumPy TypeError) where torch promotes (bool with an int gives int64) and refuses a floating result type with
+    NotImplementedError '"bitwise_and_cpu" not implemented for 'Float''."""
+    import operator
+    make = {"f": lambda lib: lib.tensor([1.5, -2.0]), "d": lambda lib: lib.tensor([1.5], dtype=lib.float64),
+            "i": lambda lib: lib.tensor([3, 6]), "b": lambda lib: lib.tensor([True, False])}
+    arg = lambda lib, v: make[v](lib) if isinstance(v, str) else v
+    same(lambda lib: getattr(operator, op)(arg(lib, a), arg(lib, b)))
+
+
+def test_invert_of_float_and_of_zero_dim_int():
+    """`~` on a float tensor raised NumPy's TypeError wording instead of torch's; `~` on a 0-d int tensor stored a
+    NumPy scalar, so reading it or computing with it failed ('numpy.int64' object has no attribute ...)."""
+    same(lambda lib: ~lib.tensor([1.5]))
+    same(lambda lib: ~lib.tensor(-1))
+    same(lambda lib: float("inf") / ~~lib.tensor(1))
+
+
+def test_squeeze_and_transpose_of_zero_dim():
+    """squeeze(-1) and transpose(0, -1) of a 0-d tensor (dims 0 and -1 are valid for it) raised IndexError /
+    NumPy's AxisError; torch returns the 0-d tensor."""
+    same(lambda lib: lib.tensor(True).squeeze(-1))
+    same(lambda lib: lib.tensor(2.5).transpose(0, -1))
+    same(_grad_of(lambda lib, x: x.transpose(-1, 0) * 2, np.float64(1.5)))
+
+
+def test_view_of_empty_with_ambiguous_minus_one():
+    """reshape/view of 0 elements into a shape with 0 and -1 gave the 'is invalid for input of size 0' message;
+    torch says the -1 is ambiguous."""
+    same(lambda lib: lib.zeros(0).view(2, 0, -1))
+    same(lambda lib: lib.zeros(0, 3).reshape(-1, 0))
+    same(lambda lib: lib.zeros(3).view(0, -1))
+
+
+def test_unflatten_of_zero_dim():
+    """unflatten of a 0-d tensor failed with an IndexError from a tuple; torch raises its RuntimeError."""
+    same(lambda lib: lib.tensor(1.0).unflatten(-1, (1, -1)))
+
+
+def test_copy_into_integer_tensor_is_not_differentiable():
+    """copy_ from a tensor that requires grad into a bool or int64 tensor made the destination require grad;
+    an integer result is not differentiable in torch."""
+    def fn(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        flags = x >= 0
+        return flags.copy_(x), lib.zeros(2, dtype=lib.int64).copy_(x * 3)
+    same(fn)
+
+
+def test_copy_with_shapes_that_do_not_broadcast_into_self():
+    """copy_ from a source that broadcasts to a larger shape than self raised NumPy's ValueError; torch raises
+    "output with shape [4, 1] doesn't match the broadcast shape [1, 3, 4, 1]"."""
+    same(lambda lib: lib.zeros(4, 1).copy_(lib.ones(1, 3, 4, 1)))
+    same(lambda lib: lib.zeros(2).copy_(lib.ones(3)))
+
+
+def test_setitem_one_mask_and_one_element_value_casts():
+    """x[mask] = value with a one-element tensor value of another dtype raised "Index put requires the source and
+    destination dtypes match"; torch writes it as masked_fill_, which casts (only for a single bool-tensor index)."""
+    def put(key, value):
+        def fn(lib):
+            x = lib.tensor([[1, 2], [3, 4]])
+            k = tuple(lib.tensor(v) if isinstance(v, list) else v for v in key)
+            x[k if len(k) > 1 else k[0]] = lib.tensor(value)
+            return x
+        return fn
+    same(put(([True, False],), [2.7]))
+    same(put((slice(None), [True, False]), [[2.7]]))
+    same(put(([[True, False], [False, True]],), 2.7))
+    same(put(([True, False], [True, False]), [2.7]))  # two masks: torch refuses
+    same(put(([0, 1],), [2.7]))  # an integer index: torch refuses
+
+
+def test_index_select_of_zero_dim_and_of_empty_dim():
+    """index_select on a 0-d tensor with other than one index returned values, and on an empty dim 1 gave the
+    kernel's 'INDICES element is out of DATA bounds' message; torch checks both first."""
+    same(lambda lib: lib.tensor(1.0).index_select(0, lib.tensor([0, 0])))
+    same(lambda lib: lib.tensor(1.0).index_select(0, lib.tensor([], dtype=lib.int64)))
+    same(lambda lib: lib.zeros(4, 0).index_select(1, lib.tensor([0])))
+
+
+def test_take_along_dim_of_zero_dim():
+    """take_along_dim of a 0-d tensor with a dim failed with 'tuple index out of range'; torch raises IndexError
+    'Dimension specified as 0 but tensor has no dimensions'."""
+    same(lambda lib: lib.tensor(False).take_along_dim(lib.tensor(-1), dim=0))
+
+
+def test_index_tensor_into_empty_dim_message():
+    """An integer tensor index into a dim of size 0 named the index and the dim; torch's message does not."""
+    same(lambda lib: lib.zeros(0, dtype=lib.int64)[lib.tensor([[0, 0], [0, 0]])])
+    same(lambda lib: lib.zeros(2, 0)[:, lib.tensor([1])])
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor([1]).sub_(lib.tensor([1]), alpha=0.5),
+    lambda lib: lib.tensor([1]).add(2, alpha=0.5),
+    lambda lib: lib.tensor([1]).add(lib.tensor([2.0]), alpha=0.5),
+    lambda lib: lib.tensor([1]).add_(lib.tensor([2.0]), alpha=0.5),
+    lambda lib: lib.tensor([1.0]).sub(lib.tensor([2.0]), alpha=True),
+    lambda lib: lib.tensor([True]).add(lib.tensor([True]), alpha=0.5),
+])
+def test_alpha_checked_against_result_dtype(call):
+    """add/sub with a float alpha on an integer result computed and then failed to cast (or not at all), and a
+    bool alpha on a non-bool result was accepted; torch checks alpha against the result dtype first."""
+    same(call)
+
+
+def test_add_number_with_alpha():
+    """tensor.add(number, alpha=...) and add_(inf, alpha=0.5) failed with IndexError: alpha was applied to the
+    number through a tensor op with no tensor."""
+    same(lambda lib: lib.tensor([1]).add(2.0, alpha=0.5))
+    same(lambda lib: lib.tensor([1.0]).sub(3, alpha=2))
+    same(lambda lib: lib.tensor([1.0, 2.0]).add_(float("inf"), alpha=0.5))
+
+
+def test_clamp_inplace_cast_error_names_the_cpp_type():
+    """clamp_ with number bounds whose result cannot be written back said 'desired output type Bool' / 'Long';
+    torch's clamp checks on its own and names the destination as C++ does ('bool', 'long int'), while the other
+    in-place ops (TensorIterator) keep 'Bool' / 'Long'."""
+    same(lambda lib: lib.tensor([True]).clamp_(0.5))
+    same(lambda lib: lib.tensor([True]).clamp_(1))
+    same(lambda lib: lib.tensor([1]).clamp_(max=0.5))
+    same(lambda lib: lib.tensor([1]).clip_(0.5))
+    same(lambda lib: lib.tensor([True]).clamp_(lib.tensor(1)))
+    same(lambda lib: lib.tensor([True]).mul_(2))
+    same(lambda lib: lib.tensor([1]).sqrt_())
+
+
+def test_version_error_names_pow_variant():
+    """The 'modified by an inplace operation' message named PowBackward1's tensor 'output 0 of Pow'; torch keeps
+    the variant number ('Pow1', 'Pow2') and drops only a 0."""
+    def fn(base):
+        def run(lib):
+            x = lib.ones(2, requires_grad=True)
+            e = lib.tensor([2.0, 3.0], requires_grad=True)
+            y = x.pow(e) if base == "tensor" else 2 ** x
+            z = y.exp()
+            y.mul_(1)
+            z.sum().backward()
+            return x.grad
+        return run
+    same(fn("tensor"))
+    same(fn("number"))
+
+
+def test_softmax_and_logsumexp_of_empty():
+    """softmax/log_softmax over any dim of an empty tensor, and logsumexp over an empty dim, raised amax's 'Expected
+    reduction dim 0 to have non-zero size'; torch gives an empty result, and -inf for logsumexp of nothing."""
+    same(lambda lib: lib.softmax(lib.zeros(0, 3), 0))
+    same(lambda lib: lib.log_softmax(lib.zeros(2, 0), 1))
+    same(lambda lib: lib.softmax(lib.zeros(0, dtype=lib.bool), 0, dtype=lib.float32))
+    same(lambda lib: lib.logsumexp(lib.zeros(0), 0))
+    same(lambda lib: lib.logsumexp(lib.zeros(0, 2), 0))
+    same(lambda lib: lib.logsumexp(lib.zeros(0, 2), 1))
+    same(_grad_of(lambda lib, x: lib.logsumexp(x, 0), np.zeros((0, 2))))
+
+
+def test_fused_reduction_over_trailing_dims_of_empty_tensor():
+    """With fusion on, sum/mean/amax/max over non-empty trailing dims of a tensor with a 0-sized leading dim
+    built a fused fold with no element and failed with IndexError; torch gives an empty result."""
+    same(lambda lib: lib.zeros(0, 2).sum(1))
+    same(lambda lib: lib.zeros(0, 2).mean(1))
+    same(lambda lib: lib.zeros(0, 2).amax(1))
+    same(lambda lib: lib.zeros(0, 2, 3).max(-1)[0])
+
+
+def test_gather_of_zero_dim_backward():
+    """The backward of gather on a 0-d tensor failed with IndexError in the CPU scatter (the CUDA path knew 0-d)."""
+    same(_grad_of(lambda lib, x: x.gather(-1, lib.tensor(0)) * 3, np.float64(1.25)))
+    same(lambda lib: lib.zeros(()).scatter_add(0, lib.tensor(0), lib.tensor(2.0)))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "logical_and", "logical_or", "logical_xor"])
+def test_two_tensor_ops_refuse_numbers(name):
+    """maximum/minimum/logical_and/or/xor accepted a Python number; torch's signature takes Tensors only and raises
+    TypeError naming the argument (position 2 as a function, 1 as a method)."""
+    same(lambda lib: getattr(lib, name)(lib.tensor([1.0]), 2.0))
+    same(lambda lib: getattr(lib, name)(True, lib.tensor([1.0])))
+    same(lambda lib: getattr(lib.tensor([1.0]), name)(2))
+    same(lambda lib: getattr(lib.tensor([1.0, 0.0]), name)(lib.tensor([0.5])))
+
+
+def test_shape_errors_come_before_dtype_errors():
+    """In-place ops, `|` and x[index] = value checked the dtypes first and reported a cast or dtype mismatch where
+    torch reports the shapes that do not broadcast (TensorIterator and index_put_ check shapes first)."""
+    same(lambda lib: lib.tensor([False, True]).div_(lib.zeros(2, 1, dtype=lib.bool)))
+    same(lambda lib: lib.tensor([1]).add_(lib.zeros(2, 0)))
+    same(lambda lib: lib.zeros(3, 4, dtype=lib.float64) | lib.zeros(0, 1, 2))
+
+    def put(lib):
+        x = lib.tensor([-4, -4])
+        x[lib.tensor([], dtype=lib.int64)] = lib.tensor([False, False])
+        return x
+    same(put)
+
+
+def test_reductions_of_zero_dim_and_empty():
+    """all/any with dim 1 of a 0-d tensor raised NumPy's AxisError; unbind(-2) of a 0-d tensor gave the 0-d message
+    before the range check; softmax of an empty int/bool tensor refused the dtype (torch returns it as it is);
+    norm with p=+-inf of an empty tensor raised amax's error instead of torch's 'no identity' message."""
+    same(lambda lib: lib.all(lib.tensor(3), 1, keepdim=True))
+    same(lambda lib: lib.tensor(3).any(0))
+    same(lambda lib: lib.tensor(False).unbind(-2))
+    same(lambda lib: lib.tensor(False).unbind(0))
+    same(lambda lib: lib.softmax(lib.zeros(0, 1, dtype=lib.int64), 0))
+    same(lambda lib: lib.log_softmax(lib.zeros(2, 0, dtype=lib.bool), 1))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("-inf")))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("inf"), dim=1))
+    same(lambda lib: lib.zeros(1, 0).norm(p=float("-inf"), dim=0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, x: (x * 1).unbind(0)[1],
+    lambda lib, x: x.unbind(0)[1],
+    lambda lib, x: (x * 1).chunk(2)[1],
+    lambda lib, x: (x * 1).split(1)[0],
+    lambda lib, x: (x * 1).unbind(0)[0][...],
+    lambda lib, x: x.detach().unbind(0)[1],
+    lambda lib, x: (x * 1).chunk(2, 1)[0].unbind(0)[1],
+])
+def test_inplace_on_a_multi_output_view(make):
+    """In-place writes into an output of unbind/split/chunk (or a view of one) that requires grad went through (or
+    gave the view-of-a-leaf error); torch refuses them: 'Output 1 of Unbind is a view and is being modified
+    inplace. This view is the output of a function that returns multiple views...'."""
+    def fn(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        return make(lib, x).fill_(2.0)
+    same(fn)
+
+    def no_grad(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        with lib.no_grad():
+            return make(lib, x * 1).fill_(2.0)
+    same(no_grad)
+
+
+def test_flatten_of_zero_dim_checks_dims():
+    """flatten(1, -1) of a 0-d tensor returned a 1-element tensor; torch checks the dims first (0 and -1 only)."""
+    same(lambda lib: lib.tensor(1.0).flatten(1, -1))
+    same(lambda lib: lib.tensor(1.0).flatten(0, -2))
+    same(lambda lib: lib.tensor(1.0).flatten(-1, 0))
+
+
+def test_sub_of_bool_with_alpha():
+    """sub with a bool operand and alpha != 1 multiplied the bool by alpha first, so the bool error was lost and the
+    subtraction ran; torch refuses any bool operand of sub."""
+    same(lambda lib: lib.zeros(0).sub_(True, alpha=-1))
+    same(lambda lib: lib.zeros(1).sub(lib.tensor([True]), alpha=2))
+    same(lambda lib: lib.tensor([True]).sub(1, alpha=2))
+
+
+def test_gather_names_the_first_bad_index_in_torch_order():
+    """gather/scatter named the first out-of-range index in C order; torch's kernel loops over the positions along
+    dim outside the others (unless dim is the last), so it meets and names another one."""
+    same(lambda lib: lib.zeros(3, 4, 1).gather(-2, lib.tensor([[[1], [-4]], [[-1], [3]], [[1], [3]]])))
+    same(lambda lib: lib.zeros(2, 3).gather(0, lib.tensor([[0, 5, -1], [7, 0, 0]])))
+    same(lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0, 5, -1], [7, 0, 0]])))
+
+
+def test_index_tensor_bounds_over_an_empty_region():
+    """x[:, idx] and x[:, idx] = v on a tensor with another dim of size 0 raised 'index 4 is out of bounds'; torch's
+    kernel checks the bounds as it runs and over no elements it does not (a dim of size 0 itself still raises), so
+    a bad value shape is what it reports."""
+    same(lambda lib: lib.zeros(0, 4, 2)[:, lib.tensor([4])])
+    same(lambda lib: lib.zeros(0, 4, 2)[lib.tensor([4])])
+
+    def put(value):
+        def fn(lib):
+            y = lib.zeros(0, 4, 2)
+            y[:, lib.tensor([4])] = value(lib)
+            return y
+        return fn
+    same(put(lambda lib: 1.0))
+    same(put(lambda lib: lib.zeros(0, 4, 2)))
+
+
+def test_number_to_the_power_of_bools():
+    """False ** bool_tensor computed; torch has no bool pow kernel and raises '"pow" not implemented for 'Bool''
+    (bool_tensor ** True and 2 ** bool_tensor are fine)."""
+    same(lambda lib: False ** lib.tensor([False, True]))
+    same(lambda lib: lib.pow(True, lib.tensor([False, True])))
+    same(lambda lib: lib.tensor([False, True]) ** True)
+    same(lambda lib: 2 ** lib.tensor([False, True]))
+
+
+def test_setitem_with_a_basic_index_expands_before_the_inplace_check():
+    """x[()] = value on a view of a leaf that requires grad reported the in-place error where torch first expands
+    the value ('expand(torch.LongTensor{[4, 3]}, size=[1]): ...'); an index tensor keeps the in-place check first."""
+    def put(key, value):
+        def fn(lib):
+            v = lib.tensor([1.3, 2.0], requires_grad=True)
+            view = v[:1]
+            view[key(lib)] = value(lib)
+            return view
+        return fn
+    same(put(lambda lib: (), lambda lib: lib.zeros(4, 3, dtype=lib.int64)))
+    same(put(lambda lib: 0, lambda lib: lib.zeros(4, 3)))
+    same(put(lambda lib: (), lambda lib: lib.zeros(1)))
+    same(put(lambda lib: lib.tensor([0]), lambda lib: lib.zeros(4, 3)))
+
+
+def test_amax_names_the_empty_dim_as_given():
+    """amax/amin over an empty dim named it wrapped ('dim 1'); torch names it as the user wrote it ('dim -2'), while
+    max/min/argmax name the wrapped dim."""
+    for call in ("amax(-2)", "amax((0, -2))", "amin((2, 1))", "amin(1)", "max(-2)", "argmax(-2)", "min(-2)"):
+        same(lambda lib: eval(f"x.{call}", {"x": lib.zeros(2, 0, 3)}))
+    same(lambda lib: lib.tensor(1.0).take_along_dim(lib.tensor(0), dim=-2))
+
+
+def test_maximum_and_clamp_keep_the_first_operand_on_a_tie():
+    """maximum/minimum (and clamp, built on them) returned the second operand on a tie, so maximum(0.0, -0.0) was
+    -0.0 and 1 / it -inf; torch returns the first operand on a tie."""
+    for name in ("maximum", "minimum"):
+        same(lambda lib: 1 / getattr(lib, name)(lib.tensor([0.0, -0.0]), lib.tensor([-0.0, 0.0])))
+    same(lambda lib: 1 / lib.tensor([-0.0]).clamp(min=0.0))
+    same(lambda lib: 1 / lib.tensor([0.0]).clamp(max=-0.0))
+    same(lambda lib: 1 / lib.tensor([False]).maximum(lib.tensor([-0.0])))
+
+
+def test_integer_power_with_negative_exponents():
+    """An int64 tensor to negative int64 powers raised OverflowError unfused and gave -2**63 fused; torch's integer
+    power gives 1 for a base of 1, +-1 for -1 and 0 otherwise, and wraps on overflow."""
+    same(lambda lib: lib.tensor([0, 1, 2, -1, -1, -2, 3]) ** lib.tensor([-1, -2, -1, -3, -2, -2, 0]))
+    same(lambda lib: lib.tensor([True, False]) ** lib.tensor([-1, -3]))
+    same(lambda lib: lib.tensor([3, -5, 7]) ** lib.tensor([50, 41, 23]))
+    same(lambda lib: (lib.tensor([3, 2]) ** lib.tensor([2, 5]) + 1) ** lib.tensor([3, -1]))
+
+
+def test_inplace_into_a_multi_output_view_made_without_grad():
+    """An in-place op with an operand that requires grad, into an unbind/chunk output of a tensor that did not,
+    went through; torch refuses it ('A view was created in no_grad mode and is being modified inplace with grad
+    mode enabled. This view is the output of a function that returns multiple views...')."""
+    a = lambda lib: lib.tensor(-1.5, requires_grad=True)
+    same(lambda lib: lib.ones(2).chunk(2)[0].div_(a(lib)))
+    same(lambda lib: lib.ones(2).unbind(0)[0][...].mul_(a(lib)))
+    same(lambda lib: lib.ones(2).unbind(0)[0].mul_(2))
+
+
+def test_flatten_that_merges_nothing_is_the_tensor_itself():
+    """flatten() of a 1-d tensor (start == end) made a new view; torch returns the tensor itself, so an in-place op
+    through it is an op on the same tensor (x.flatten().mul_(x) is x.mul_(x))."""
+    def fn(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True) * 1
+        y = lib.zeros(2, 3)
+        return lib.tensor([x.flatten() is x, y.flatten(1, 1) is y, y.flatten(-1, 1) is y, y.flatten() is y])
+    same(fn)
+
+
+def test_messages_of_zero_dim_unflatten_multi_output_squeeze_and_setitem_value():
+    """unflatten(1, ...) of a 0-d tensor gave the wrapped 'unexpected error' where the dim is simply out of range;
+    the multi-output view error named 'Squeeze' for SqueezeBackward1 (torch: 'Squeeze1'); the setitem shape
+    mismatch showed the value's shape with its leading 1-dims, which torch drops first."""
+    same(lambda lib: lib.tensor(0.0).unflatten(1, (1, -1)))
+    same(lambda lib: lib.tensor(0.0).unflatten(0, (1, -1)))
+
+    def squeeze(lib):
+        x = lib.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        return x.chunk(3, 0)[2].squeeze(0).mul_(x)
+    same(squeeze)
+
+    def put(lib):
+        y = lib.zeros(3, 4, 0, dtype=lib.bool)
+        y[lib.tensor([0, -1, 2])] = lib.tensor([[1.25, 0.5]], dtype=lib.float64)
+        return y
+    same(put)
+
+
+def test_expand_error_names_a_bool_tensor_by_its_backend_type():
+    """expand's 'number of sizes' error named a bool tensor 'torch.BoolTensor'; torch prints 'CPUBoolType' for
+    bool (it keeps torch.LongTensor, torch.FloatTensor, torch.DoubleTensor for the others), in setitem too."""
+    for dtype in ("bool", "int64", "float32", "float64"):
+        same(lambda lib: lib.zeros(2, 3, dtype=getattr(lib, dtype)).expand(3))
+
+    def put(lib):
+        y = lib.zeros(2, dtype=lib.bool)
+        y[()] = lib.zeros(0, 1, dtype=lib.bool)
+        return y
+    same(put)
+
+
+@pytest.mark.parametrize("key", [
+    lambda lib: (slice(None), lib.tensor([0, 0])),
+    lambda lib: (slice(1, None), lib.tensor([0, 0])),
+    lambda lib: (5, lib.tensor([0, 0])),
+    lambda lib: (Ellipsis, lib.tensor([0])),
+    lambda lib: lib.tensor([3]),
+])
+def test_setitem_on_a_leaf_checks_in_place_before_index_bounds(key):
+    """leaf[:, idx] = v with an index out of range (or into a dim of size 0) reported the index error; torch checks
+    the in-place write on a leaf that requires grad before index_put_'s kernel looks at the indices (an int index
+    out of range in the basic part is still reported first)."""
+    def fn(lib):
+        v = lib.zeros(1, 0, requires_grad=True)
+        v[key(lib)] = 1.0
+        return v
+    same(fn)
+
+
+def test_inplace_output_shape_checked_first_and_logical_not_is_not_differentiable():
+    """An in-place op whose operand broadcasts beyond self reported alpha or dtype errors first; torch's
+    TensorIterator checks the output shape first. logical_not_ on a leaf that requires grad (or a view of one)
+    raised the in-place autograd errors; it is not differentiable and torch runs it."""
+    same(lambda lib: lib.tensor(3).add_(lib.tensor([1]), alpha=0.5))
+    same(lambda lib: lib.tensor(3).add_(lib.tensor([[1.0]])))
+    same(lambda lib: lib.zeros(2).mul_(lib.zeros(3)))
+    same(lambda lib: lib.zeros(2, 1).clamp_(lib.zeros(3)))
+    same(lambda lib: lib.ones(2, 2, dtype=lib.bool).sub_(lib.ones(1, 2, 2)))  # sub's bool check comes first
+    same(lambda lib: lib.ones(2).sub_(lib.tensor([True])))
+    same(lambda lib: lib.tensor([0.5, 0.0], requires_grad=True).logical_not_())
+
+    def view(lib):
+        x = lib.tensor([0.5, 0.0], requires_grad=True)
+        x[:1].logical_not_()
+        return x
+    same(view)
+
+
+def test_norm_of_an_empty_dim_names_it_as_given():
+    """norm with p=-inf over an empty dim named it wrapped ('dimension 0'); torch names it as written ('-3')."""
+    same(lambda lib: lib.norm(lib.zeros(0, 2, 3), dim=(-3, -1), p=float("-inf")))
+    same(lambda lib: lib.norm(lib.zeros(2, 0), dim=-1, p=float("inf")))
+
+
+@pytest.mark.parametrize("key", [True, False, (), Ellipsis, None])
+def test_setitem_with_a_python_bool_index(key):
+    """x[True] = float64 value on a float32 tensor raised index_put_'s dtype error, and x[False] = v recorded a
+    CopySlices node; torch copies into the new axis for a bare True (copy_ casts) and does nothing for False."""
+    def fn(lib):
+        x = lib.tensor(0.47)
+        v = lib.tensor(1.48, dtype=lib.float64, requires_grad=True)
+        x[key] = v * 1
+        return x
+    same(fn)
+
+
+def test_grad_fn_repr_is_the_class_name():
+    """A tensor's repr showed grad_fn=<torch::autograd::CopySlices> (the node's name()); torch shows the class
+    name, grad_fn=<CopySlices>."""
+    def reprs(lib):
+        x = lib.zeros(2, requires_grad=True) * 1
+        x[0] = 1.0
+        y = lib.zeros(2, requires_grad=True) * 1
+        y.copy_(lib.ones(2))
+        return repr(x), repr(y)
+    assert reprs(numgrad) == reprs(torch)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.0, 2.0])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_prod_of_zero_dim_passes_the_gradient(value, dim):
+    """The gradient of prod of a 0-d tensor was g * out / x, NaN for NaN or inf; torch passes g unchanged."""
+    def fn(lib):
+        x = lib.tensor(value, requires_grad=True)
+        y = x.prod() if dim is None else x.prod(dim)
+        y.backward(lib.tensor(-0.25))
+        return x.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("write", [lambda lib, y: y.zero_(), lambda lib, y: y.fill_(2.0),
+                                   lambda lib, y: y.copy_(lib.ones(2, dtype=lib.float64))])
+def test_overwritten_values_get_zero_gradient_even_from_nan(write):
+    """zero_/fill_/copy_ gave the overwritten values g * 0 as gradient, NaN where g was inf or NaN; torch gives
+    zeros_like(grad)."""
+    def fn(lib):
+        x = lib.tensor([-1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x * x
+        z = write(lib, y).masked_fill(lib.tensor([True, False]), 1.5) * 0
+        (z / z).sum().backward()  # 0 / 0: a NaN gradient reaches the write
+        return x.grad
+    same(fn)
+
+
+def test_take_along_dim_into_an_empty_dim():
+    """take_along_dim along a dim of size 0 with indices to take raised IndexError's message; torch's CPU
+    kernel raises RuntimeError: ZeroDivisionError (it wraps the indices by the size), and an empty result is
+    fine (found when known.py stopped counting ZeroDivisionError as the integer-division item)."""
+    def run(L):
+        out = []
+        for x, idx, dim in ((L.zeros(0), L.tensor([0]), 0), (L.zeros(2, 0), L.tensor([[0]]), 1),
+                            (L.zeros(2, 0), L.zeros(2, 1, dtype=L.int64), 0), (L.zeros(0), L.tensor([0]), None)):
+            try:
+                r = L.take_along_dim(x, idx, dim=dim)
+                out.append(tuple(r.shape))
+            except Exception as e:  # noqa: BLE001 - the type and message are compared
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert run(numgrad) == run(torch)
+
+
+def test_masked_fill_of_an_integer_tensor_with_a_value_that_requires_grad():
+    """An integer or bool tensor filled from a value that requires grad: torch refuses ("Autograd not support
+    dtype"), since the result cannot carry a gradient; numgrad returned it."""
+    def run(L):
+        out = []
+        for dtype in (L.int64, L.bool):
+            try:
+                L.zeros(2, dtype=dtype).masked_fill(L.tensor([True, False]), L.tensor(1.0, requires_grad=True))
+                out.append("no error")
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert run(numgrad) == run(torch)

@@ -60,17 +60,26 @@ def _check_cast(result, target, c_names=False):
     """torch's refusal to write a result into a tensor of a lower dtype category. TensorIterator names the
     dtypes as ScalarType ("Long"); clamp with number bounds checks on its own and names the destination as
     C++ does ("long int", "bool")."""
-    if not np.can_cast(result._dtype.np, target._dtype.np, casting="same_kind") and result._dtype is not dtypes.bool_:
+    _check_cast_dtype(result._dtype, target, c_names)
+
+
+def _check_cast_dtype(dtype, target, c_names=False):
+    if not np.can_cast(dtype.np, target._dtype.np, casting="same_kind") and dtype is not dtypes.bool_:
         to = target._dtype.c_name if c_names else target._dtype.word
-        raise RuntimeError(f"result type {result._dtype.word} can't be cast to the desired output type {to}")
+        raise RuntimeError(f"result type {dtype.word} can't be cast to the desired output type {to}")
 
 
 def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
     def op(self, *args, **kwargs):
         self._check_inplace(differentiable)
-        tensors = [a._shape for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
-        # memory overlap, then the output's shape, are checked before alpha and dtypes, as TensorIterator
-        # (sub's bool check comes before both)
+        operands = (*args, *kwargs.values())
+        tensors = [a._shape for a in operands if isinstance(a, TensorBase)]
+        result = None
+        if c_names and not tensors:  # clamp with number bounds checks its result type first
+            result = fn(self, *args, **kwargs)
+            _check_cast(result, self, c_names=True)
+        # then memory overlap, the output's shape and the result type, as TensorIterator builds, before the
+        # op's own checks such as alpha's (sub's bool check comes before all of them)
         bool_sub = fn.__name__ in ("sub", "subtract") and any(
             (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
             for a in (self, *args))
@@ -81,9 +90,13 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             if full != self._shape:
                 raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                                    f"{list(full)}")
-        result = fn(self, *args, **kwargs)
-        if c_names and not any(isinstance(a, TensorBase) for a in (*args, *kwargs.values())):
-            _check_cast(result, self, c_names=True)
+        if "alpha" in kwargs and args and not bool_sub:
+            values = (self, args[0])
+            _check_cast_dtype(dtypes.result_type(
+                [(v._dtype, len(v._shape)) for v in values if isinstance(v, TensorBase)],
+                [v for v in values if not isinstance(v, TensorBase)]), self)
+        if result is None:
+            result = fn(self, *args, **kwargs)
         return self._write(result, differentiable)
     op.__name__ = fn.__name__ + "_"
     return op
@@ -266,6 +279,7 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
+        self._check_inplace()  # autograd's refusals come before the copy's own checks, as torch's
         self._check_overlap((src,), copy=True)
         if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
             broadcast_shapes(self._shape, src._shape)

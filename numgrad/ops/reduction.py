@@ -366,6 +366,9 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         raise TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, but found element "
                         "of type bool at pos 0")
     if (p is None or p == "fro") and isinstance(dim, (tuple, list)) and len(dim) > 2:
+        if not t._dtype.is_floating_point:  # matrix_norm checks the dtype before the dims
+            raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{t._dtype.word}")
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if p is None or p == "fro":
         p = 2

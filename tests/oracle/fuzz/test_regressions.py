@@ -550,3 +550,26 @@ def test_masked_fill_of_an_integer_tensor_with_a_value_that_requires_grad():
                 out.append(str(e))
         return out
     assert run(numgrad) == run(torch)
+
+
+def test_checks_in_torch_order_around_memory_overlap():
+    """Found by the long profile after the overlap checks landed: clamp_ with number bounds checks its result
+    type, and add_ with alpha the cast of its result, before the overlap and alpha checks; copy_ into a view
+    of a leaf is autograd's refusal before any overlap; matrix_norm checks the dtype before its dims."""
+    cases = [
+        lambda L: L.tensor([True]).expand(2).clamp_(1.5, 2),
+        lambda L: L.tensor([True, False]).add_(L.tensor([1, 2]), alpha=1.5),
+        lambda L: L.ones(2, requires_grad=True)[0:1].copy_(L.ones(1)),
+        lambda L: (lambda x: x[1:].copy_(x[:1]))(L.ones(3, requires_grad=True).view(3)),
+        lambda L: L.zeros(2, 2, 2, dtype=L.int64).norm(dim=(0, 1, 2)),
+    ]
+
+    def run(L):
+        out = []
+        for case in cases:
+            try:
+                out.append(case(L).tolist())
+            except Exception as e:  # noqa: BLE001 - the type and message are compared
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert run(numgrad) == run(torch)

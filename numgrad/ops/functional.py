@@ -1,5 +1,6 @@
 """The elementwise and reduction functions of the public API (numgrad.exp, numgrad.where, ...)."""
 import builtins
+import math
 import functools
 import numbers
 import types
@@ -9,6 +10,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.dtypes import bool_, int64
 from .._core.grad_mode import no_grad
+from .._core.shapes import broadcast_shapes
 from ..backend import dispatch
 from ..node import record
 from ..spec.table import ELEMENTWISE
@@ -89,8 +91,8 @@ def _times_alpha(name, input, other, alpha):
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif isinstance(alpha, float) and not compute.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    if compute is bool_:
-        alpha = bool(alpha)
+    if compute is bool_:  # alpha is True or False: other itself, or nothing added
+        return other if alpha else (False if _scalar(other) else mul(other, False))
     return other * alpha  # a number times a number stays a number; a tensor goes through mul
 
 
@@ -163,8 +165,10 @@ def _div_rounded_backward(node, g):
 
 def _refuse_integer_division_by_zero(name, input, other):
     """torch's integer division and remainder raise for a zero divisor (floats give inf or NaN)."""
+    shapes = [t._shape for t in (input, other) if isinstance(t, TensorBase)]
+    numel = math.prod(broadcast_shapes(*shapes))  # torch's shape error first, then the dtype's refusal
     compute = compute_dtype(name, input, other)
-    if compute.is_floating_point:
+    if compute.is_floating_point or not numel:  # torch divides no element of an empty result
         return
     zero = bool((dispatch.to_host(other._data) == 0).any()) if isinstance(other, TensorBase) else other == 0
     if zero:

@@ -14,7 +14,8 @@ from .threads import PARALLEL_MIN
 # threads.py run one kernel over parts of a range at once
 LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy')"
 _HELPERS = os.path.join(os.path.dirname(__file__), "scalar_math.py")
-HEADER = (f"# helpers {loader.file_digest(_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import njit\n"
+_RULES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "scalar_rules.py")
+HEADER = (f"# helpers {loader.file_digest(_HELPERS)} {loader.file_digest(_RULES)}\nimport math\nimport numpy as np\nfrom numba import njit\n"
           "from numgrad.backend.cpu.scalar_math import *\n")
 
 

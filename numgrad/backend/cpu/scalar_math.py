@@ -6,6 +6,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .. import scalar_rules
+
 
 @njit(cache=True, inline="always", error_model="numpy")
 def where(c, x, y):
@@ -40,56 +42,15 @@ def minimum(x, y):
     return y if (y < x or y != y) else x
 
 
-
-@njit(cache=True, inline="always", error_model="numpy")
-def power(x, y):
-    return x ** y
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def scalar_power(x, y):
-    # torch computes a scalar exponent of 0.5 or -0.5 as sqrt or its reciprocal, which keep -0.0's sign (pow
-    # gives +0.0 and +inf); the float type stays the kernel's
-    if y == 0.5 or y == -0.5:
-        return math.sqrt(x) ** (y + y)
-    return x ** y
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def power_int(x, y):
-    # torch's integer power: by squaring, wrapping on overflow; a negative exponent gives 1 for a base of 1,
-    # +-1 for -1 and 0 otherwise (Python's would be a float, Numba's an overflow)
-    if y < 0:
-        if x == 1 or x == -1:
-            return x if y % 2 else x * x
-        return x * 0
-    result, base = x * 0 + 1, x
-    while y:
-        if y & 1:
-            result *= base
-        base *= base
-        y >>= 1
-    return result
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def remainder(x, y):
-    # Python's remainder (the divisor's sign), as torch's; a zero keeps the dividend's sign, as torch's does
-    # (it starts from fmod): -0.0 % 1 is -0.0 where Python gives 0.0
-    r = x % y
-    return r if r != 0 else x * 0
+# the rules both targets share (backend/scalar_rules.py), compiled as this target's inlined functions
+_inlined = njit(cache=True, inline="always", error_model="numpy")
+power, scalar_power, power_int, remainder, fmod_int = (_inlined(f) for f in scalar_rules.SHARED)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def fmod(x, y):
     return np.fmod(x, y)
 
-
-@njit(cache=True, inline="always", error_model="numpy")
-def fmod_int(x, y):
-    # from Python's remainder, exact for integers (Numba's np.fmod gets negative integers wrong)
-    r = x % y
-    return r - y if r != 0 and (r < 0) != (x < 0) else r
 
 # ---- float32 exp and tanh that vectorise --------------------------------------------------------
 # Without SVML, math.exp/math.tanh stay scalar library calls and keep the loop around them from using

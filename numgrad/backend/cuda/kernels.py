@@ -15,7 +15,8 @@ MAX_BLOCKS = 2 if SIMULATOR else 65535
 
 
 _HELPERS = os.path.join(os.path.dirname(__file__), "cuda_math.py")
-HEADER = (f"# cuda helpers {loader.file_digest(_HELPERS)}\nimport math\nimport numpy as np\nfrom numba import cuda\n"
+_RULES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "scalar_rules.py")
+HEADER = (f"# cuda helpers {loader.file_digest(_HELPERS)} {loader.file_digest(_RULES)}\nimport math\nimport numpy as np\nfrom numba import cuda\n"
           "from numgrad.backend.cuda.cuda_math import *\n")
 KERNEL_DECORATOR = "@cuda.jit(cache=True)"
 # the loop header that replaces the CPU's `for i in range(...)`: each thread strides over the range

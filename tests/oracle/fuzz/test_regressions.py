@@ -573,3 +573,29 @@ def test_checks_in_torch_order_around_memory_overlap():
                 out.append((type(e).__name__, str(e)))
         return out
     assert run(numgrad) == run(torch)
+
+
+def test_bool_alpha_with_a_number_and_integer_division_of_empty_results():
+    """Found by the long profile: bool.add_(True, alpha=2) turned the number into an int (torch keeps a bool
+    result); integer // and % of an empty result raised ZeroDivisionError (torch divides no element); bool
+    operands of mismatched shapes gave the dtype's refusal before torch's shape error."""
+    cases = [
+        lambda L: L.tensor([True]).add_(True, alpha=2),
+        lambda L: L.tensor([True, False]).add_(L.tensor([False, True]), alpha=0),
+        lambda L: L.zeros(0, 0, dtype=L.int64) % False,
+        lambda L: L.zeros(0, dtype=L.int64) // L.zeros(0, dtype=L.int64),
+        lambda L: L.ones(2, dtype=L.int64) // 0,
+        lambda L: L.ones(3, 8, dtype=L.bool)[:, ::2] // L.zeros(0, dtype=L.bool),
+        lambda L: L.ones(2, 3, dtype=L.bool) % L.ones(2, dtype=L.bool),
+    ]
+
+    def run(L):
+        out = []
+        for case in cases:
+            try:
+                r = case(L)
+                out.append((r.tolist(), str(r.dtype).split(".")[-1]))
+            except Exception as e:  # noqa: BLE001 - the type and message are compared
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert run(numgrad) == run(torch)

@@ -101,7 +101,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     x, t = input._data, target._data
-    if not ((x >= 0) & (x <= 1)).all():  # NaN fails it too, as in torch
+    if ((x < 0) | (x > 1) | (x != x)).any():  # NaN fails it too, as in torch
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):  # log(0) is clamped to -100, as torch does
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)

@@ -90,11 +90,14 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             if full != self._shape:
                 raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                                    f"{list(full)}")
-        if "alpha" in kwargs and args and not bool_sub:
-            values = (self, args[0])
-            _check_cast_dtype(dtypes.result_type(
-                [(v._dtype, len(v._shape)) for v in values if isinstance(v, TensorBase)],
-                [v for v in values if not isinstance(v, TensorBase)]), self)
+        if elementwise and args and isinstance(args[0], _OPERANDS) and not bool_sub and result is None:
+            values = (self, args[0])  # the promoted result must cast into self: before alpha, division by zero
+            result_dtype = dtypes.result_type([(v._dtype, len(v._shape)) for v in values if isinstance(v, TensorBase)],
+                                              [v for v in values if not isinstance(v, TensorBase)])
+            entry = ELEMENTWISE.get(fn.__name__)
+            if entry is not None and entry.kind == "float" and not result_dtype.is_floating_point:
+                result_dtype = dtypes.get_default_dtype()  # div and the like compute integers as floats
+            _check_cast_dtype(result_dtype, self)
         if result is None:
             result = fn(self, *args, **kwargs)
         return self._write(result, differentiable)

@@ -201,6 +201,12 @@ true_divide = divide = div
 
 
 def pow(input, exponent):
+    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
+        raise TypeError(f"pow() received an invalid combination of arguments - got ({_type_name(input)}, "
+                        f"{_type_name(exponent)}), but expected one of:\n"
+                        " * (Tensor input, Tensor exponent, *, Tensor out = None)\n"
+                        " * (Number self, Tensor exponent, *, Tensor out = None)\n"
+                        " * (Tensor input, Number exponent, *, Tensor out = None)\n")
     if _scalar(input):
         return apply("rpow", exponent, input)
     if _scalar(exponent):

@@ -227,6 +227,8 @@ def setitem(t, key, value):
         value = value.to(t._dtype)
     elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
         value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
+    if key is True:  # a bare True is a new axis of size 1, as None is (torch copies into it, no index_put_)
+        key = None
     try:
         basic, adv, name = _parse(t, key)
     except IndexError as exc:

@@ -599,3 +599,20 @@ def test_bool_alpha_with_a_number_and_integer_division_of_empty_results():
                 out.append((type(e).__name__, str(e)))
         return out
     assert run(numgrad) == run(torch)
+
+
+def test_setitem_with_true_and_views_of_one_element():
+    """Found by the long profile: x[True] = x on a 0-d tensor raised an overlap error (a bare True is a new
+    axis, a copy into x itself, which torch allows); two views of one element are the same data whatever the
+    strides of their size-1 dims; a shifted add_ still raises."""
+    def run(L):
+        out = []
+        for case in (lambda: (lambda v: (v.__setitem__(True, v), v)[1])(L.tensor(True)),
+                     lambda: (lambda v: (v.__setitem__(True, L.tensor([1.0, 2.0])), v)[1])(L.zeros(2)),
+                     lambda: (lambda x: x[1:].add_(x[:-1]))(L.arange(5.0))):
+            try:
+                out.append(case().tolist())
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert run(numgrad) == run(torch)

@@ -287,7 +287,8 @@ def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
         vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
         check_inplace()
         # then the copy into the region (scalars too) judges overlap, of the value expanded to it, as torch's
-        TensorBase._make(region, t._dtype)._check_overlap((_expanded_for_overlap(value, region.shape),), copy=True)
+        copied = _expanded_for_overlap(value, region.shape)  # None: a fill, whose region is still judged
+        TensorBase._make(region, t._dtype)._check_overlap((copied,) if copied is not None else (), copy=True)
     else:
         try:
             vdata = np.broadcast_to(vdata, target)
@@ -309,10 +310,13 @@ def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
 
 
 def _expanded_for_overlap(value, shape):
-    """The value as setitem copies it: expanded to the region (an expanded value is not dense, so torch
-    does not judge its overlap); itself when it does not broadcast (the shape error comes later)."""
+    """The value as setitem copies it (torch's copy_to): itself for the region's shape; a 0-d value fills
+    the region (None: no overlap to judge); otherwise expanded to the region (an expanded value is not dense,
+    so torch does not judge its overlap), or itself when it does not broadcast (the shape error comes later)."""
     if value._arr is None or value._arr.shape == shape:
         return value
+    if value._arr.ndim == 0:
+        return None
     vshape = _strip_ones(value._arr.shape)
     try:
         if tuple(np.broadcast_shapes(vshape, shape)) != tuple(shape):

@@ -182,13 +182,9 @@ def overlap(a, b, exact=False):
         return None
     a0, b0 = data_ptr(a), data_ptr(b)
     a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
-    if a0 == b0 and a1 == b1:  # the same block: in the same order unless a dim of more than one differs
-        return "partial" if _moving_strides(a) != _moving_strides(b) else "full"
+    if a0 == b0 and a1 == b1:
+        return "partial" if a.strides != b.strides else "full"
     return "partial" if a0 < b1 and b0 < a1 else None
-
-
-def _moving_strides(arr):
-    return tuple(st for st, n in zip(arr.strides, arr.shape) if n != 1)
 
 
 def place(arr, d):

@@ -415,7 +415,7 @@ def index_select(t, dim, index):
     # torch's CPU kernels word it by path: an empty self is checked first, then dim 1 has its own kernel
     if t._data.ndim > 1 and idx.size and t._data.size == 0 and size == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if d == 1 and v is not None:
+    if v is not None and (d == 1 or (t._data.ndim > 1 and t._data.size == 0)):  # dim 1's kernel, or an empty self
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     if v is not None:
         raise IndexError("index out of range in self")

@@ -616,3 +616,18 @@ def test_setitem_with_true_and_views_of_one_element():
                 out.append(str(e))
         return out
     assert run(numgrad) == run(torch)
+
+
+def test_index_select_out_of_bounds_on_an_empty_input():
+    """Found by the long profile: index_select on an empty input of two or more dims words an out-of-range
+    index as torch's kernel does for that path ("INDICES element is out of DATA bounds"), on any dim."""
+    def run(L):
+        out = []
+        for shape, dim, idx in (((0, 0, 4), -1, [1, -4]), ((2, 0), 0, [1, -2]), ((0,), 0, [0]), ((0, 3), 1, [5]),
+                                ((0, 3), 1, [1]), ((3, 0), 0, [5]), ((2, 0, 3), 2, [-4]), ((2, 3), 0, [5])):
+            try:
+                out.append(tuple(L.index_select(L.zeros(shape), dim, L.tensor(idx)).shape))
+            except (RuntimeError, IndexError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert run(numgrad) == run(torch)

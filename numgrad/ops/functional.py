@@ -259,21 +259,17 @@ def clamp_max(input, max):
 def tensors_only(name, input, other, method=False):
     """torch's argument parser for ops whose signature takes two Tensors (no Number): a Python scalar is a
     TypeError; as a method, self is not counted, so `other` is position 1."""
-    for arg, value, position in (("input", input, 1), ("other", other, 2 - method)):
-        if not isinstance(value, TensorBase):
-            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
+    _tensor_arg(name, input, 1, "input")
+    _tensor_arg(name, other, 2 - method)
 
 
 def maximum(input, other):
-    _tensor_arg("maximum", input, 1, "input")
-    _tensor_arg("maximum", other, 2)
+    tensors_only("maximum", input, other)
     return apply("maximum", input, other)
 
 
 def minimum(input, other):
-    _tensor_arg("minimum", input, 1, "input")
-    _tensor_arg("minimum", other, 2)
+    tensors_only("minimum", input, other)
     return apply("minimum", input, other)
 
 
@@ -307,8 +303,7 @@ def _compare(name, alias=None):
 
     def fn(input, other):
         if name.startswith("logical_"):  # torch's logical functions take two tensors (eq, lt, ... a number too)
-            _tensor_arg(called, input, 1, "input")
-            _tensor_arg(called, other, 2)
+            tensors_only(called, input, other)
         elif not isinstance(input, TensorBase):  # a number first: torch's binding has no such signature
             got = "Tensor" if isinstance(other, TensorBase) else _type_name(other)
             raise TypeError(f"{called}() received an invalid combination of arguments - got "

@@ -286,9 +286,11 @@ def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
     if adv is None:
         vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
         check_inplace()
-        # then the copy into the region (scalars too) judges overlap, of the value expanded to it, as torch's
-        copied = _expanded_for_overlap(value, region.shape)  # None: a fill, whose region is still judged
-        TensorBase._make(region, t._dtype)._check_overlap((copied,) if copied is not None else (), copy=True)
+        # then the copy into the region judges overlap against the value as expanded to it (torch's copy_to:
+        # an expanded value is not dense, so its memory is not judged); a 0-d value is a fill, whose region
+        # is still judged but not against the value
+        copied = () if value._data.ndim == 0 else (TensorBase._make(vdata, value._dtype),)
+        TensorBase._make(region, t._dtype)._check_overlap(copied, copy=True)
     else:
         try:
             vdata = np.broadcast_to(vdata, target)
@@ -307,23 +309,6 @@ def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
     out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
     return t._write(out)
-
-
-def _expanded_for_overlap(value, shape):
-    """The value as setitem copies it (torch's copy_to): itself for the region's shape; a 0-d value fills
-    the region (None: no overlap to judge); otherwise expanded to the region (an expanded value is not dense,
-    so torch does not judge its overlap), or itself when it does not broadcast (the shape error comes later)."""
-    if value._arr is None or value._arr.shape == shape:
-        return value
-    if value._arr.ndim == 0:
-        return None
-    vshape = _strip_ones(value._arr.shape)
-    try:
-        if tuple(np.broadcast_shapes(vshape, shape)) != tuple(shape):
-            return value
-    except ValueError:
-        return value
-    return TensorBase._make(dispatch.broadcast_view(value._arr.reshape(vshape), tuple(shape)), value._dtype)
 
 
 def _strip_ones(shape):

@@ -45,4 +45,14 @@ def fmod_int(x, y):
     return r - y if r != 0 and (r < 0) != (x < 0) else r
 
 
-SHARED = (power, scalar_power, power_int, remainder, fmod_int)
+def trunc_div(x, y):
+    # torch's div(rounding_mode="trunc") of floats: the quotient rounded toward zero, keeping +-inf and NaN
+    # (math.trunc would make an integer and fail on them)
+    q = x / y
+    if q - q != 0:
+        return q
+    a = abs(q)
+    return math.copysign(a - a % 1.0, q)  # Numba's CPU math has no fmod or float trunc
+
+
+SHARED = (power, scalar_power, power_int, remainder, fmod_int, trunc_div)

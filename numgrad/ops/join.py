@@ -1,5 +1,7 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, with backward."""
 
+import numbers
+
 from .._core import dtypes
 from ..backend import dispatch
 from ..node import record
@@ -46,9 +48,14 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     check_same_device(*tensors)
     # torch still skips 1-D empty tensors, whatever the others' shapes (legacy behaviour)
-    kept = [(i, t) for i, t in enumerate(tensors) if t._data.shape != (0,)] or [(0, tensors[0])]
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"cat(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
+    kept = [(i, t) for i, t in enumerate(tensors) if t._data.shape != (0,)]
+    if kept:
+        d = wrap_dim(dim, kept[0][1]._data.ndim)
+    else:  # only legacy empty tensors: torch accepts any dim (it wraps against a tensor it keeps)
+        kept, d = [(0, tensors[0])], 0
     ref = kept[0][1]._data.shape
-    d = wrap_dim(dim, len(ref))
     for i, t in kept:
         shape = t._data.shape
         if len(shape) != len(ref):

@@ -139,7 +139,7 @@ _e("remainder_scalar", "a b", "remainder(a, b)", {"a": "g"}, "RemainderBackward0
    refuses=_NO_BOOL_REMAINDER, internal=True)
 _e("rremainder", "a b", "remainder(b, a)", {"a": NOT_IMPLEMENTED}, NOT_IMPLEMENTED_NODE, scalar_only=("b",),
    domain={"a": NONZERO}, refuses=_NO_BOOL_REMAINDER, internal=True, aten="remainder")
-_e("fmod", "a b", "fmod(a, b)", {"a": "g", "b": "-g * (a / b - fmod(a / b, 1))"}, "FmodBackward1",
+_e("fmod", "a b", "fmod(a, b)", {"a": "g", "b": "-g * trunc_div(a, b)"}, "FmodBackward1",
    domain={"b": NONZERO}, refuses=_NO_BOOL_FMOD)
 _e("fmod_scalar", "a b", "fmod(a, b)", {"a": "g"}, "FmodBackward0", scalar_only=("b",), refuses=_NO_BOOL_FMOD,
    internal=True)

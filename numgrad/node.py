@@ -18,6 +18,9 @@ INFERENCE_SAVE = ("Inference tensors cannot be saved for backward. Please do not
                   "`torch.inference_mode()`.")
 
 _sequence = itertools.count()
+# torch numbers nodes in the order they are recorded and runs the ready one with the highest number first;
+# AccumulateGrad and error nodes (NotImplemented) take the largest number, so they run as soon as ready
+LAST = 2 ** 64 - 1
 
 
 class Node:
@@ -92,7 +95,8 @@ class AccumulateGrad(Node):
     """The node standing for a leaf tensor: it writes the gradient into `.grad`."""
 
     def __init__(self, variable):
-        super().__init__()
+        self._saved = {}
+        self._seq = LAST
         self.variable = variable
 
     def name(self):
@@ -269,12 +273,8 @@ def _recorded_copy(g):
 
 
 def accumulate_into_grad(leaf, g, create_graph=None):
-    """AccumulateGrad: leaf hooks, then `.grad` += g (a fresh tensor the first time, since g may be
-    shared with other branches of the graph)."""
-    if leaf._hooks:
-        g._fresh = False  # a hook may keep a reference
-        for hook in list(leaf._hooks.values()):
-            g = hooked(hook, g)
+    """AccumulateGrad: `.grad` += g (a fresh tensor the first time, since g may be shared with other branches
+    of the graph). The leaf's hooks ran before, in the engine, as torch runs them (autograd.grad too)."""
     if g is None:
         return
     if create_graph is None:

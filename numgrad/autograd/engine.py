@@ -1,8 +1,6 @@
 """The backward engine: schedules the graph's nodes in dependency order (iteratively: a 100 000-node chain
 works), passing each its summed incoming gradients (grad_buffers.py) or running an elementwise region at once
 (fused_backward.py)."""
-import heapq
-
 import numpy as np
 
 from .._core.state import STATE
@@ -13,6 +11,7 @@ from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
 from . import fused_backward
 from .grad_buffers import GradBuffers, disown, disown_repeated, own_new_results
+from .ready_queue import ReadyQueue
 
 
 def _shape_str(shape):
@@ -95,40 +94,54 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         buffers.add(node, nr, g)
     targets = {node for node, _ in capture} if capture is not None else None
     deps, needed = _graph(roots, targets)
-    ready = [(-n._seq, id(n), n) for n in roots if deps.get(n, 0) == 0]
-    heapq.heapify(ready)
+    ready = ReadyQueue()
+    for n in roots:
+        if deps.get(n, 0) == 0:
+            ready.push(n)
     fuse = STATE.fusion and not create_graph
     captured = {}
 
-    def send(node, results, inside=()):
-        """Passes a node's results down its edges; a child that got its last one becomes ready.
-        Edges into `inside` (a fused region run together with `node`) carry nothing."""
+    precomputed = {}  # members of a fused region already run -> their results, sent when they pop
+
+    def send(node, results):
+        """Passes a node's results down its edges; a child that got its last one becomes ready. An edge
+        into a member of a fused region carries nothing (the region's kernel used that gradient) but still
+        counts, so members become ready, and run, in the order torch would run them."""
         if len(results) > 1:
             disown_repeated(results)
         for (child, nr), g in zip(node.next_functions, results):
-            if child is None or child in inside or (needed is not None and child not in needed):
+            if child is None or (needed is not None and child not in needed):
                 continue
             if g is not None:
                 buffers.add(child, nr, g)
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
-                heapq.heappush(ready, (-child._seq, id(child), child))
+                ready.push(child)
 
     prev, STATE.grad_enabled = STATE.grad_enabled, create_graph  # inside backward, grad mode is create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = ready.pop()
+            done = precomputed.pop(node, None)
+            if done is not None:
+                if not retain_graph:
+                    node.release()
+                send(node, done)
+                continue
             grad_list = buffers.take(node)
             if node._tensor_pre_hooks or node._retained:
                 grad_list = [_run_tensor_hooks(node, nr, g) if g is not None else g for nr, g in enumerate(grad_list)]
+            elif node.__class__ is AccumulateGrad and node.variable._hooks and grad_list[0] is not None:
+                grad_list = [_run_leaf_hooks(node.variable, grad_list[0])]
             if capture is not None:
                 for nr, g in enumerate(grad_list):
                     if g is not None and (node, nr) in capture:
                         captured[(node, nr)] = g
-                if not accumulate and isinstance(node, AccumulateGrad):
-                    continue
-                if not any(c in needed for c, _ in node.next_functions if c is not None):
+                if isinstance(node, AccumulateGrad):
+                    if not accumulate:  # autograd.grad: the leaf's .grad stays as it is
+                        continue
+                elif not any(c in needed for c, _ in node.next_functions if c is not None):
                     continue  # a captured input: nothing below it is wanted
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
@@ -138,11 +151,12 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             region = _fused_region(node, grad_list, deps, needed, targets) if fuse else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots)
-                inside = set(region)
                 for member in region:
-                    if not retain_graph:
-                        member.release()
-                    send(member, done[member], inside)
+                    if member is not node:
+                        precomputed[member] = done[member]
+                if not retain_graph:
+                    node.release()
+                send(node, done[node])
                 continue
             results = _apply(node, grad_list, create_graph, fuse)
             if not retain_graph:
@@ -174,6 +188,15 @@ def _apply(node, grad_list, create_graph, fuse):
             if r is not None:
                 results = list(r)
     return results
+
+
+def _run_leaf_hooks(leaf, g):
+    """A leaf's register_hook hooks: torch runs them on its AccumulateGrad's incoming gradient, before that
+    node's own pre-hooks, and also when autograd.grad captures the gradient instead of accumulating it."""
+    disown(g)  # a hook may keep a reference
+    for hook in list(leaf._hooks.values()):
+        g = hooked(hook, g)
+    return g
 
 
 def _run_tensor_hooks(node, nr, g):

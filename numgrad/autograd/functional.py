@@ -33,10 +33,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges = [edge_of(t) for t in inputs]
-    captured = engine.run(tensors, grads, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    # a leaf input's AccumulateGrad runs in the engine (its hooks and pre-hooks, as in torch); a non-leaf
+    # input's captured gradient is accumulated here
+    captured = engine.run(tensors, grads, retain_graph, create_graph, capture=set(edges), accumulate=True)
     for t, e in zip(inputs, edges):
-        if t._grad_fn is not None:
-            t._retains_grad = True  # torch fills .grad of non-leaf inputs and marks them so
+        if t._grad_fn is None:
+            continue
+        t._retains_grad = True  # torch fills .grad of non-leaf inputs and marks them so
         g = captured.get(e)
         if g is not None:
             accumulate_into_grad(t, g, create_graph)

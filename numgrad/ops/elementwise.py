@@ -13,8 +13,8 @@ from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
-from ..node import Node, edge_of
-from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED
+from ..node import LAST, Node, edge_of
+from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE
 from ..tensor_base import TensorBase, check_same_device
 from . import creation
 
@@ -137,6 +137,8 @@ class ElementwiseBackward(Node):
         for nm, attr in zip(plan.used, plan.saved_attrs):
             self.save(attr, result if nm == "out" else args[entry.inputs.index(nm)], is_output=(nm == "out"))
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
+        if entry.node == NOT_IMPLEMENTED_NODE:
+            self._seq = LAST  # as torch's error nodes: see node.LAST
 
     def apply(self, grads):
         plan = self.plan
@@ -274,6 +276,16 @@ def _floor_quotient(a, b):
         return apply("floor_divide", a, b)
 
 
+def _trunc_quotient(a, b):
+    """trunc_div in a derivative: torch's div(rounding_mode="trunc"), a constant (its derivative is zero)."""
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        q = a / b
+        return float(math.trunc(q)) if math.isfinite(q) else q
+    with no_grad():
+        q = apply("div", a, b)
+        return TensorBase._make(dispatch.asarray(np.trunc(q._data), q._data.dtype), q._dtype)
+
+
 # ---- the derivative vocabulary on tensors ----------------------------------------------------------
 
 def _on_tensors_or_numbers(fn, scalar_fn):
@@ -309,5 +321,6 @@ def _where(condition, input, other):
 EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(_tensor_op(name), scalar) for name, scalar in _scalar_math().items()}
 EXPRESSION_FUNCS["where"] = _where
 EXPRESSION_FUNCS["floor_quotient"] = _floor_quotient
+EXPRESSION_FUNCS["trunc_div"] = _trunc_quotient
 # powers go through `**`, which picks pow, pow_tensor or rpow by which operands are tensors
 EXPRESSION_FUNCS["power"] = EXPRESSION_FUNCS["scalar_power"] = lambda a, b: a ** b

@@ -6,6 +6,7 @@ values the nodes saved (a pending saved value was never stored at all)."""
 from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import fused
+from ..node import SavedTensor
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
 from ..ops.reduction import sum_to
@@ -16,7 +17,17 @@ KERNEL_DTYPE = lazy.KERNEL_DTYPE
 def _fusable(node):
     return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and not node._freed
             and not node._pre_hooks and not node._post_hooks and not node._tensor_pre_hooks
-            and not node._retained)
+            and not node._retained and _saved_as_recorded(node))
+
+
+def _saved_as_recorded(node):
+    """No saved tensor was modified in place since (unpacking it raises, which must happen when torch would
+    run the node, after the nodes before it) and none goes through saved-tensor hooks (they run when the
+    node does, in order with other hooks)."""
+    for v in node._saved.values():
+        if isinstance(v, SavedTensor) and (v.hooks is not None or v.vc[0] != v.version):
+            return False
+    return True
 
 
 def region(head, deps, needed, captured_nodes):

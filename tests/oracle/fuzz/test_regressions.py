@@ -747,3 +747,35 @@ def test_cat_of_only_legacy_empty_tensors_takes_any_dim():
         L.cat([x, x], -3).sum().backward()
         return out + [tuple(x.grad.shape)]
     assert run(numgrad) == run(torch)
+
+
+def test_fused_backward_region_leaves_out_nodes_that_raise_or_unpack_through_hooks():
+    """Found by the long profile (seed 202): a fused backward region unpacked a member's saved tensor, modified
+    in place since, when the region ran, so the version error came before the gradient torch writes into a
+    leaf first (leaf0.grad None where torch has it). Members with such a tensor, or with saved-tensor hooks
+    (whose unpack runs when the node does, in order with other hooks), now run on their own."""
+    def version_error(L):
+        leaf0 = L.tensor(0.6069231033325195, requires_grad=True)
+        leaf2 = L.tensor([-1.0, 1.5, -1.5, -1.5], requires_grad=True)
+        v5 = leaf2[::2].tan().div_(leaf0)
+        try:
+            v5.take_along_dim(L.tensor([1, 1, 0]), dim=0).sum().backward()
+        except RuntimeError as e:
+            return str(e), leaf0.grad.item(), leaf2.grad
+        return None
+
+    def hooks(L):
+        log = []
+        x = L.tensor([0.5, 1.5], requires_grad=True)
+        y = L.tensor([2.0, 3.0], requires_grad=True)
+        y.register_hook(lambda g: log.append("y"))
+        with L.autograd.graph.saved_tensors_hooks(lambda t: (log.append("pack"), t)[1],
+                                                  lambda t: (log.append("unpack"), t)[1]):
+            out = ((x.sin() * y).exp() + x).sum()
+        out.backward()
+        return log, x.grad.tolist(), y.grad.tolist()
+    for case in (version_error, hooks):
+        ref = case(torch)
+        for fused in (True, False):
+            with numgrad.fusion(fused):
+                assert case(numgrad) == ref, (case.__name__, fused)

@@ -779,3 +779,17 @@ def test_fused_backward_region_leaves_out_nodes_that_raise_or_unpack_through_hoo
         for fused in (True, False):
             with numgrad.fusion(fused):
                 assert case(numgrad) == ref, (case.__name__, fused)
+
+
+def test_bool_base_power_backward_where_torch_fails_its_own_assert():
+    """The long profile met torch's INTERNAL ASSERT ('unknown ivalue tag') in the backward of `False ** x`:
+    a torch bug, not a refusal. numgrad gives the gradient of the same math with an int base, which is what
+    the fuzz runner now takes as the reference there (runner.torch_reference)."""
+    from oracle.fuzz.program import Input, Program, Ref, Step, Backward
+    from oracle.fuzz.runner import check_program, torch_reference
+    for base in (False, True):
+        program = Program([Input(np.array([-1.0, 0.0, 2.0], dtype=np.float32), requires_grad=True)],
+                          [Step("op", "pow", (base, Ref(0)))], Backward(1, "sum"))
+        ref = torch_reference(program)
+        assert ref.error is None and ref.grads[0] is not None
+        assert check_program(program)[1] == []

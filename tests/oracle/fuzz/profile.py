@@ -44,6 +44,8 @@ def run_profile(n, seed, out=sys.stdout, shrink_new=True):
         for (cls, known), f in found.items():
             counts[f"known: {known}" if known else f"FAIL {cls}"] += 1
             if known or cls in shown:
+                if not known:  # later members of a class: where to find them again
+                    print(f"--- FAIL {cls} (program {i}, seed {seed}) [{f.mode}] {f.detail[:200]}", file=out, flush=True)
                 continue
             shown.add(cls)
             small = program

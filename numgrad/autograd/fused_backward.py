@@ -15,7 +15,8 @@ KERNEL_DTYPE = lazy.KERNEL_DTYPE
 
 
 def _fusable(node):
-    return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and not node._freed
+    return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and node.refusal is None
+            and not node._freed
             and not node._pre_hooks and not node._post_hooks and not node._tensor_pre_hooks
             and not node._retained and _saved_as_recorded(node))
 
@@ -114,7 +115,8 @@ def run(nodes, g, buffers):
         out_vars.append(var)
         out_dtypes.append(node.compute)
         slots.append((node, idx, True))
-    flats = fused.run_map(program, out_vars, [d.np for d in out_dtypes])
+    # every gradient leaving the region may be a zero of its own (sign, say, ends it): no kernel then
+    flats = fused.run_map(program, out_vars, [d.np for d in out_dtypes]) if out_vars else []
     for flat, dtype, (node, idx, reduce) in zip(flats, out_dtypes, slots):
         r = TensorBase._make(flat.reshape(shape), dtype)
         if reduce:

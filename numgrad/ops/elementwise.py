@@ -14,7 +14,7 @@ from .._core.state import STATE
 from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
 from ..node import LAST, Node, edge_of
-from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE
+from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device
 from . import creation
 
@@ -36,8 +36,7 @@ def _check_bool_arithmetic(entry, compute, args):
         if compute is dtypes.bool_:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(SUB_BOOL)
     if compute is dtypes.bool_ and entry.name == "neg":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
@@ -139,9 +138,17 @@ class ElementwiseBackward(Node):
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
         if entry.node == NOT_IMPLEMENTED_NODE:
             self._seq = LAST  # as torch's error nodes: see node.LAST
+        for nm, rules in entry.backward_refuses.items():
+            a = args[entry.inputs.index(nm)]
+            if isinstance(a, TensorBase) and a._dtype.name in rules:
+                self.refusal = rules[a._dtype.name]
+
+    refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
 
     def apply(self, grads):
         plan = self.plan
+        if self.refusal is not None:
+            raise self.refusal[0](self.refusal[1])
         if plan.not_implemented:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name} is not implemented")
         g = grads[0]

@@ -27,6 +27,9 @@ class Elementwise:
     refuses: dict = field(default_factory=dict)  # compute dtype name -> (exception, torch's message)
     internal: bool = False  # a variant another function chooses (pow_tensor for pow, gelu_tanh for gelu)
     aten: str = ""  # torch's operator name, where it differs from `name` (errors name it)
+    # input name -> {its dtype name -> (exception, torch's message)}: torch's derivative formula does something
+    # that dtype refuses (pow's `exponent - 1` on a bool exponent), so the backward raises
+    backward_refuses: dict = field(default_factory=dict)
 
     @property
     def forward_outputs(self):
@@ -44,6 +47,8 @@ def _e(name, inputs, forward, grads, node, **kw):
 
 
 ELEMENTWISE = {}
+SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+            "use the `~` or `logical_not()` operator instead.")
 SQRT_2_OVER_PI, GELU_C = 0.7978845608028654, 0.044715
 _NO_INT_GELU = {"int64": (NotImplementedError, '"GeluKernelImpl" not implemented for \'Long\''),
                 "bool": (NotImplementedError, '"GeluKernelImpl" not implemented for \'Bool\'')}
@@ -63,7 +68,8 @@ _e("pow", "a b", "scalar_power(a, b)", {"a": "where(b == 0, 0, g * b * scalar_po
 _e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, b - 1))",
                                          "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
-   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True)
+   refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True,
+   backward_refuses={"b": {"bool": (RuntimeError, SUB_BOOL)}})
 _e("rpow", "a b", "power(b, a)", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
    saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True,
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})  # True ** bools; bools ** True is fine

@@ -793,3 +793,22 @@ def test_bool_base_power_backward_where_torch_fails_its_own_assert():
         ref = torch_reference(program)
         assert ref.error is None and ref.grads[0] is not None
         assert check_program(program)[1] == []
+
+
+def test_fused_backward_region_whose_gradients_are_all_zeros():
+    """Found by the long profile (seed 707): `(x.sign() - 1).sum().backward()` raised an IndentationError with
+    fusion on: the region (SubBackward0, SignBackward0) had no gradient for the kernel to compute (sign's is a
+    zero of its own), and the generated loop had an empty body. No kernel runs for such a region now."""
+    same(_grad_of(lambda L, x: x.sign() - (-1), np.array([[-1.0, 2.0]], dtype=np.float32)))
+    same(_grad_of(lambda L, x: ((x.sign() - 1) * x.round()).exp(), np.array([-1.5, 0.0, 2.0])))
+
+
+@pytest.mark.parametrize("make", [lambda L, x: x ** L.tensor([True, False]), lambda L, x: x ** L.tensor(True),
+                                  lambda L, x: L.pow(x, L.tensor([True, False])) * 1,
+                                  lambda L, x: x.clone().pow_(L.tensor([True, False])),
+                                  lambda L, x: L.tensor([True, False]) ** x, lambda L, x: x ** L.tensor([2, 3])])
+def test_power_with_a_bool_exponent_tensor_refuses_its_backward(make):
+    """Found by the long profile (seed 707): torch's derivative of pow for the base computes `exponent - 1`,
+    which a bool exponent refuses ('Subtraction, the `-` operator, with a bool tensor is not supported'), so
+    the backward raises; numgrad gave a gradient. Declared in the op table (backward_refuses)."""
+    same(_grad_of(make, np.array([0.5, -2.0], dtype=np.float32)))

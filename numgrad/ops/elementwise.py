@@ -135,6 +135,8 @@ class ElementwiseBackward(Node):
         self.out_shape = result._shape
         for nm, attr in zip(plan.used, plan.saved_attrs):
             self.save(attr, result if nm == "out" else args[entry.inputs.index(nm)], is_output=(nm == "out"))
+        if plan.saves_result:
+            self.save("result", result, is_output=True)
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
         if entry.node == NOT_IMPLEMENTED_NODE:
             self._seq = LAST  # as torch's error nodes: see node.LAST
@@ -147,12 +149,14 @@ class ElementwiseBackward(Node):
 
     def apply(self, grads):
         plan = self.plan
-        if self.refusal is not None:
-            raise self.refusal[0](self.refusal[1])
         if plan.not_implemented:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name} is not implemented")
         g = grads[0]
         values = [self.saved(attr) for attr in plan.saved_attrs]
+        if plan.saves_result:
+            self.saved("result")  # its version check
+        if self.refusal is not None:  # torch's formula fails after unpacking what the node saved
+            raise self.refusal[0](self.refusal[1])
         creating_graph = STATE.grad_enabled
         results = self._tensor_mode(g, values) if creating_graph else self._kernel_mode(g, values)
         out = []
@@ -226,6 +230,8 @@ class BackwardPlan(typing.NamedTuple):
     not_implemented: bool  # torch defines no derivative (backward raises)
     kernel_name: str
     kernel_inputs: tuple
+    saves_result: bool  # `out` is not read but saved all the same: torch saves an op's result whenever some
+    #                     derivative reads it, so writing it in place makes the backward raise
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -255,7 +261,8 @@ def _plan(name, pattern):
     return BackwardPlan(pattern, differentiable, needed, used, tuple(_SAVED_ATTR[name][nm] for nm in used),
                         tuple(nm in entry.bool_inputs for nm in used), tuple(exprs), tuple(targets),
                         tuple(passed), tuple(zero), any(entry.grads[nm] == NOT_IMPLEMENTED for nm in needed),
-                        name + "_backward", ("g", *used))
+                        name + "_backward", ("g", *used), "out" not in used and "out" in _used_names(name, tuple(
+                            nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)))
 
 
 class _FloorQuotients(ast.NodeTransformer):

@@ -812,3 +812,19 @@ def test_power_with_a_bool_exponent_tensor_refuses_its_backward(make):
     which a bool exponent refuses ('Subtraction, the `-` operator, with a bool tensor is not supported'), so
     the backward raises; numgrad gave a gradient. Declared in the op table (backward_refuses)."""
     same(_grad_of(make, np.array([0.5, -2.0], dtype=np.float32)))
+
+
+def test_power_saves_its_result_for_the_version_check_as_torch():
+    """Found by the long profile (seed 808): torch saves an op's result whenever some derivative reads it, even
+    when that derivative is not needed (pow's for a tensor exponent, with only the base requiring grad), so
+    writing the result in place makes the backward raise the version error, before the bool-exponent
+    refusal. numgrad saved only what the needed derivatives read."""
+    def run(L, exponent):
+        x = L.tensor([0.5, 2.0], requires_grad=True)
+        y = x.clone() ** exponent(L)
+        y.add_(1) if y.dtype.is_floating_point else y.clamp_(-1, 0.5)
+        y.sum().backward()
+        return x.grad
+    same(lambda L: run(L, lambda L: L.tensor([2.0, 3.0])))
+    same(lambda L: run(L, lambda L: L.tensor([True, False])))
+    same(lambda L: run(L, lambda L: 2.0))  # a number exponent: PowBackward0 saves no result

@@ -1,6 +1,7 @@
 """Reductions from the op table (sum, prod, max, min and their index forms) and the ones composed from
 them (mean, amax, norm, var, std, logsumexp, softmax, log_softmax), each with torch's node."""
 import builtins
+import math
 import collections
 
 import numpy as np
@@ -418,7 +419,12 @@ def _var_parts(t, dim, correction, keepdim, op):
     with no_grad():
         # float32 in double, as torch accumulates: the squares of values near 1e30 do not overflow a std
         x = t.to(dtypes.float64) if t._dtype is dtypes.float32 else t
-        centred = x - mean(x, axes, keepdim=True)
+        if math.prod(t._shape) == n:  # one result: torch's two passes, about the mean in the input's dtype
+            centre = mean(t, axes, keepdim=True).to(x._dtype)
+        else:  # torch's Welford, whose mean is exact for equal values (a var of 0, not a rounding residue):
+            centre = mean(x, axes, keepdim=True)  # one refining pass does as well
+            centre = centre + mean(x - centre, axes, keepdim=True)
+        centred = x - centre
         var = sum(centred * centred, axes, keepdim) / builtins.max(n - correction, 0)
     return axes, n, var
 

@@ -828,3 +828,19 @@ def test_power_saves_its_result_for_the_version_check_as_torch():
     same(lambda L: run(L, lambda L: L.tensor([2.0, 3.0])))
     same(lambda L: run(L, lambda L: L.tensor([True, False])))
     same(lambda L: run(L, lambda L: 2.0))  # a number exponent: PowBackward0 saves no result
+
+
+def test_var_and_std_of_equal_values_follow_torch_algorithms():
+    """Found by the long profile (seed 909): the std over a dim of equal values (an expanded input) was a
+    rounding residue (2.7e-16, its sqrt 1.6e-8) where torch's Welford pass gives exactly 0. Over dims numgrad
+    now refines its mean once (exact for equal values); a reduction to one result follows torch's two passes
+    about the mean in the input's dtype."""
+    def run(L):
+        a = L.tensor([[[1.9467063028777711]]], dtype=L.float64).expand(4, 3, 1)
+        return (a.std(1), a.var(1, keepdim=True), L.tensor([[0.7] * 5] * 3).var(1), a.std(),
+                L.tensor([0.1] * 7, dtype=L.float64).var(), L.tensor([0.3] * 13, dtype=L.float64).std(0))
+    ref = run(torch)
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            for r, g in zip(ref, run(numgrad)):
+                np.testing.assert_array_equal(g.numpy(), r.numpy())

@@ -389,8 +389,9 @@ _NOT_OPERANDS = frozenset(("pow", "rpow", "clamp", "clamp_min", "clamp_max", "cl
 
 def result_layout(entry, args, shape):
     """The strides torch gives `entry`'s result of `shape` (two or more dims) on `args`, None for C
-    order. The usual case (every input C-contiguous: a result in C order) only looks at flags; a pending
-    input counts with the strides its values will have."""
+    order. The usual case (every input C-contiguous: a result in C order) only looks at flags (and at the
+    strides of size-1 dims, which torch's sort reads too); a pending input counts with the strides its
+    values will have."""
     for a in args:
         if hasattr(a, "_lazy"):
             arr = a._arr
@@ -401,9 +402,15 @@ def result_layout(entry, args, shape):
                         return _laid_out(entry, args, shape)
                     continue
                 arr = e.arr
-            if not arr.flags.c_contiguous:
+            if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != _c_strides(arr.shape, arr.itemsize)):
                 return _laid_out(entry, args, shape)
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _c_strides(shape, itemsize):
+    """NumPy's C-order strides in bytes (a transposed row is C-contiguous with other ones)."""
+    return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
 def _laid_out(entry, args, shape):

@@ -105,7 +105,7 @@ class LazyExpr:
                 program = fused.Program(self.shape, order)
                 var = value_of(program, self)
                 (flat,) = fused.run_map(program, [var], [self.dtype.np])
-                self.arr = shaped(flat, self.shape, self.strides)
+                self.arr = flat.reshape(self.shape) if self.strides is None else shaped(flat, self.shape, self.strides)
             self.args = None  # the inputs may be freed now
             users, self.users = self.users, None
             if users:  # pending results that read this one now read its array
@@ -149,7 +149,7 @@ def compute_now(entry, args, compute, out_dtype, shape, strides=None):
              for a, nm in zip(args, entry.inputs)]
     (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
                                          KERNEL_DTYPE[np_dtype])
-    return shaped(flat, shape, strides)
+    return flat.reshape(shape) if strides is None else shaped(flat, shape, strides)
 
 
 def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=None):
@@ -315,7 +315,7 @@ def _same_shape_layout(operands, shape):
     if all(_is_contiguous(shape, st) for _, st in operands):
         return None
     if all(_is_channels_last(shape, st) for _, st in operands):
-        n, c, h, w = shape
+        _, c, h, w = shape
         return (h * w * c, 1, w * c, c)
     first = operands[0][1]
     if all(st == first for _, st in operands) and _is_dense(shape, first):
@@ -387,30 +387,37 @@ def result_strides(operands, shape, scalars):
 _NOT_OPERANDS = frozenset(("pow", "rpow", "clamp", "clamp_min", "clamp_max", "clamp_min_fn", "clamp_max_fn"))
 
 
-def result_layout(entry, args, shape):
-    """The strides torch gives `entry`'s result of `shape` (two or more dims) on `args`, None for C
+def result_layout(entry, args, tensors, shape):
+    """The strides torch gives `entry`'s result of `shape` (two or more dims) on `args` (`tensors`: the
+    tensors among them), None for C
     order. The usual case (every input C-contiguous: a result in C order) only looks at flags (and at the
     strides of size-1 dims, which torch's sort reads too); a pending input counts with the strides its
     values will have."""
-    for a in args:
-        if hasattr(a, "_lazy"):
-            arr = a._arr
-            if arr is None:
-                e = a._lazy
-                if e.arr is None:
-                    if e.strides is not None:
-                        return _laid_out(entry, args, shape)
-                    continue
-                arr = e.arr
-            if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != _c_strides(arr.shape, arr.itemsize)):
-                return _laid_out(entry, args, shape)
+    for t in tensors:
+        arr = t._arr
+        if arr is None:
+            e = t._lazy
+            if e.arr is None:
+                if e.strides is not None:
+                    return _laid_out(entry, args, shape)
+                continue
+            arr = e.arr
+        if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != C_STRIDES.get((arr.shape, arr.itemsize))
+                                          and not _standard(arr)):
+            return _laid_out(entry, args, shape)
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def _c_strides(shape, itemsize):
-    """NumPy's C-order strides in bytes (a transposed row is C-contiguous with other ones)."""
-    return tuple(s * itemsize for s in contiguous_strides(shape))
+C_STRIDES = {}  # (shape, itemsize) -> C-order strides in bytes, for shapes with a size-1 dim
+
+
+def _standard(arr):
+    """Whether C-contiguous `arr` has C-order strides on its size-1 dims too (a transposed row has not)."""
+    if len(C_STRIDES) > 4096:
+        C_STRIDES.clear()
+    key = (arr.shape, arr.itemsize)
+    strides = C_STRIDES[key] = tuple(s * arr.itemsize for s in contiguous_strides(arr.shape))
+    return arr.strides == strides
 
 
 def _laid_out(entry, args, shape):
@@ -446,9 +453,6 @@ def memory_order(strides):
 
 
 def shaped(flat, shape, strides):
-    """Flat array `flat`, holding values in memory order, seen with `shape` and `strides` (elements; None:
-    C order)."""
-    if strides is None:
-        return flat.reshape(shape)
+    """Flat array `flat`, holding values in memory order, seen with `shape` and `strides` (elements)."""
     size = flat.itemsize
     return np.ndarray(shape, flat.dtype, buffer=flat, strides=tuple(s * size for s in strides))

@@ -55,15 +55,13 @@ class Program:
             if value.size == 1 or (value.size and not any(value.strides)):
                 var = self._add_leaf(value.flat[0], dtype_name, "scalar")
             else:
-                var = self._add_leaf(self._permuted(value), dtype_name, "array")
+                var = self._add_leaf(value if self.order is None else self._permuted(value), dtype_name, "array")
             self.leaf_vars[key] = var
             return var
         return self._add_leaf(value, dtype_name, "scalar")
 
     def _permuted(self, arr):
-        """Host array `arr` as the kernel reads it: in the region's order (itself without one)."""
-        if self.order is None:
-            return arr
+        """Host array `arr` as the kernel reads it: broadcast and transposed to the region's order."""
         if arr.shape != self.full_shape:
             arr = np.broadcast_to(arr, self.full_shape)
         return arr.transpose(self.order)

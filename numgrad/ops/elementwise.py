@@ -104,7 +104,7 @@ def apply(name, *args):
     n = math.prod(shape)
     # torch's memory order for the result (a transposed input gives a transposed result); GPU results and
     # empty ones stay in C order
-    strides = lazy.result_layout(entry, args, shape) if len(shape) > 1 and n and device is CPU else None
+    strides = lazy.result_layout(entry, args, tensors, shape) if len(shape) > 1 and n and device is CPU else None
     result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)\
         if STATE.fusion and n else None
     if result is None:

@@ -5,16 +5,17 @@ differed. Each test runs against torch and numgrad with fusion on and off."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle.fuzz.test_regressions import same
 
 import numgrad
-from oracle.fuzz.test_regressions import same
 
 
 def _layout(lib, fn):
     try:
         out = fn(lib)
-    except Exception as exc:  # the error is the result to compare
+    except Exception as exc:  # noqa: BLE001  (the error is the result to compare)
         return ("error", type(exc), str(exc).splitlines()[0] if str(exc) else "")
     outs = out if isinstance(out, (tuple, list)) else (out,)
     # NumPy gives an empty array zero strides whatever its shape: only non-empty results compare strides
@@ -79,7 +80,10 @@ def test_one_input_keeps_its_layout(view, op):
 def test_where_and_zero_dim_operands(view):
     """where, and a 0-d tensor as an operand, follow the tensor input's layout."""
     base, make = VIEWS[view]
-    same_layout(lambda lib: (lambda x: lib.where(x > 0, x, 0.0))(make(lib.tensor(_arr(base)))))
+    def where(lib):
+        x = make(lib.tensor(_arr(base)))
+        return lib.where(x > 0, x, 0.0)
+    same_layout(where)
     same_layout(lambda lib: lib.tensor(True).mul(make(lib.tensor(_arr(base)))))
     same_layout(lambda lib: make(lib.tensor(_arr(base))) + lib.tensor(2.5))
 

@@ -4,7 +4,10 @@ them runs as one fused kernel when something reads the values (or sums them, see
 Safety rule: a pending result reads its inputs' arrays when it is computed, so anything that may write
 to an array first computes the pending results that read it: Tensor._data (every access other than
 the fused kernels' own) calls before_access, keyed by the array's root storage so views count too.
-Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily."""
+Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily.
+
+Layout: a result gets the strides torch's TensorIterator would give it (result_layout, at the end), and
+its kernel, fused or not, runs in that memory order."""
 import contextlib
 import functools
 import math

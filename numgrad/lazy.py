@@ -388,6 +388,8 @@ def result_strides(operands, shape, scalars):
 # Python scalars that are no operand of torch's kernel (pow's exponent, clamp's bounds): they do not stop
 # TensorIterator's fast setup for inputs of one shape; other scalars are wrapped 0-d operands that do
 _NOT_OPERANDS = frozenset(("pow", "rpow", "clamp", "clamp_min", "clamp_max", "clamp_min_fn", "clamp_max_fn"))
+# entries whose inputs torch's kernel takes the other way round: torch.rsub(a, b) runs sub(b, a)
+_SWAPPED = frozenset(("rsub_tensor",))
 
 
 def result_layout(entry, args, tensors, shape):
@@ -435,6 +437,8 @@ def _laid_out(entry, args, shape):
             operands.append(op)
         else:
             scalars = True
+    if entry.name in _SWAPPED:
+        operands.reverse()
     return result_strides(tuple(operands), shape, scalars)
 
 

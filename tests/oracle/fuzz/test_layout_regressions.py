@@ -98,7 +98,16 @@ def test_two_inputs_first_decides(first, second):
     def run(lib):
         (sa, fa), (sb, fb) = views[first], views[second]
         a, b = fa(lib.tensor(_arr(sa, 1))), fb(lib.tensor(_arr(sb, 2)))
-        return a + b, a * b - a, lib.maximum(a, b), a < b
+        return a + b, a * b - a, lib.maximum(a, b), a < b, lib.rsub(a, b)
+    same_layout(run)
+
+
+def test_rsub_of_two_layouts_follows_its_second_input():
+    """torch.rsub(a, b) is sub(b, a) in torch's kernel: b comes first in the layout decision."""
+    def run(lib):
+        a = lib.tensor(_arr((3, 4, 2))).permute(1, 0, 2)
+        b = lib.tensor(_arr((4, 2, 3), 1)).permute(0, 2, 1)
+        return lib.rsub(a, b), lib.rsub(b, a), lib.rsub(a, 2)
     same_layout(run)
 
 

@@ -4,8 +4,12 @@ them runs as one fused kernel when something reads the values (or sums them, see
 Safety rule: a pending result reads its inputs' arrays when it is computed, so anything that may write
 to an array first computes the pending results that read it: Tensor._data (every access other than
 the fused kernels' own) calls before_access, keyed by the array's root storage so views count too.
-Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily."""
+Arrays NumPy code can write behind our back (numpy(), from_numpy) are never read lazily.
+
+Layout: a result gets the strides torch's TensorIterator would give it (result_layout, at the end), and
+its kernel, fused or not, runs in that memory order."""
 import contextlib
+import functools
 import math
 import weakref
 
@@ -85,23 +89,26 @@ def _register(key, expr_ref):
 
 class LazyExpr:
     """One deferred op: op-table entry, arguments (tensors, pending or not, and Python scalars), the dtype
-    it computes in and its result's dtype and shape; `arr` holds the values once computed."""
-    __slots__ = ("entry", "args", "compute", "dtype", "shape", "size", "arr", "users", "device", "forcing",
-                 "__weakref__")
+    it computes in and its result's dtype, shape and strides (None: C order); `arr` holds the values once
+    computed."""
+    __slots__ = ("entry", "args", "compute", "dtype", "shape", "strides", "size", "arr", "users", "device",
+                 "forcing", "__weakref__")
 
     def force(self):
         if self.arr is None:
             if self.size == 1:  # one op on computed inputs: the op's own kernel (shared with unfused mode)
                 self.forcing = True  # reading the inputs must not compute this expression again
                 try:
-                    self.arr = compute_now(self.entry, self.args, self.compute, self.dtype, self.shape)
+                    self.arr = compute_now(self.entry, self.args, self.compute, self.dtype, self.shape,
+                                           self.strides)
                 finally:
                     self.forcing = False
-            else:
-                program = fused.Program(self.shape)
+            else:  # the region runs in the result's memory order (see result_layout)
+                order = None if self.strides is None else memory_order(self.strides)
+                program = fused.Program(self.shape, order)
                 var = value_of(program, self)
                 (flat,) = fused.run_map(program, [var], [self.dtype.np])
-                self.arr = flat.reshape(self.shape)
+                self.arr = flat.reshape(self.shape) if self.strides is None else shaped(flat, self.shape, self.strides)
             self.args = None  # the inputs may be freed now
             users, self.users = self.users, None
             if users:  # pending results that read this one now read its array
@@ -114,9 +121,10 @@ class LazyExpr:
 BOOL = np.dtype(np.bool_)
 
 
-def operand(value, shape, n, np_dtype):
+def operand(value, shape, n, np_dtype, order=None):
     """A kernel argument: a scalar for Python numbers and one-element tensors, else a flat contiguous
-    array of the broadcast shape (broadcast operands are materialised)."""
+    array of the broadcast shape (broadcast operands are materialised), its dims taken in `order`
+    (slowest first; None: as they are)."""
     if not hasattr(value, "_lazy"):  # a Python or NumPy scalar, not a tensor
         return np_dtype.type(value)
     arr = value._data
@@ -130,20 +138,24 @@ def operand(value, shape, n, np_dtype):
         arr = arr.astype(np_dtype)
     if arr.shape != shape:
         arr = np.broadcast_to(arr, shape)
+    if order is not None:  # an input laid out as the result is read in memory order: no copy
+        arr = arr.transpose(order)
     return arr.ravel()
 
 
-def compute_now(entry, args, compute, out_dtype, shape):
-    """The op's values as an array, by its own (unfused) kernel."""
+def compute_now(entry, args, compute, out_dtype, shape, strides=None):
+    """The op's values as an array of `strides` (None: C order), by its own (unfused) kernel."""
     n = math.prod(shape)
     np_dtype = compute.np
-    kargs = [operand(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype) for a, nm in zip(args, entry.inputs)]
+    order = None if strides is None else memory_order(strides)
+    kargs = [operand(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
+             for a, nm in zip(args, entry.inputs)]
     (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
                                          KERNEL_DTYPE[np_dtype])
-    return flat.reshape(shape)
+    return flat.reshape(shape) if strides is None else shaped(flat, shape, strides)
 
 
-def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
+def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=None):
     """A pending result of `entry` on `args`, or None when it must run now (an input NumPy code can
     write to, or a region grown too large)."""
     size, pending_inputs, arrays = 1, [], []
@@ -163,8 +175,8 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device):
     if size > MAX_REGION:
         return None
     e = LazyExpr()
-    e.entry, e.args, e.compute, e.dtype, e.shape, e.size, e.arr, e.users, e.device, e.forcing =\
-        entry, args, compute, out_dtype, shape, size, None, None, device, False
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.strides, e.size, e.arr, e.users, e.device, e.forcing =\
+        entry, args, compute, out_dtype, shape, strides, size, None, None, device, False
     ref = weakref.ref(e)
     for pending_input in pending_inputs:  # when it is computed, its readers move to its array
         if pending_input.users is None:
@@ -254,3 +266,200 @@ def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
     program = fused.Program(t._shape)
     var = tensor_value(program, t)
     return fused.run_fold(program, var, acc_dtype, split, kind)
+
+
+# ---- result layout: torch's TensorIterator gives a result the memory order of its inputs ----------
+def contiguous_strides(shape):
+    """torch's C-order strides, in elements (a size-0 or size-1 dim counts as 1)."""
+    strides, acc = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def _is_contiguous(shape, strides):
+    """torch's is_contiguous: C order, size-1 dims' strides ignored."""
+    acc = 1
+    for d in range(len(shape) - 1, -1, -1):
+        if shape[d] != 1:
+            if strides[d] != acc:
+                return False
+            acc *= shape[d]
+    return True
+
+
+def _is_channels_last(shape, strides):
+    """torch's is_contiguous(memory_format=torch.channels_last) for a 4-d tensor: C, W, H, N fastest first."""
+    if len(shape) != 4:
+        return False
+    acc = 1
+    for d in (1, 3, 2, 0):
+        if shape[d] != 1:
+            if strides[d] != acc:
+                return False
+            acc *= shape[d]
+    return True
+
+
+def _is_dense(shape, strides):
+    """torch's is_non_overlapping_and_dense: some order of the dims is C-contiguous (size-1 dims aside)."""
+    acc = 1
+    for d in sorted((d for d in range(len(shape)) if shape[d] != 1), key=lambda d: strides[d]):
+        if strides[d] != acc:
+            return False
+        acc *= shape[d]
+    return True
+
+
+def _same_shape_layout(operands, shape):
+    """TensorIterator's fast setup (every operand of the result's shape, no scalar): the strides it gives
+    the result, None for C order, or False when it falls back to reorder_dimensions."""
+    if all(_is_contiguous(shape, st) for _, st in operands):
+        return None
+    if all(_is_channels_last(shape, st) for _, st in operands):
+        _, c, h, w = shape
+        return (h * w * c, 1, w * c, c)
+    first = operands[0][1]
+    if all(st == first for _, st in operands) and _is_dense(shape, first):
+        return first
+    return False
+
+
+def _broadcast_strides(op_shape, op_strides, shape):
+    """An operand's strides in the result's shape: 0 where it is broadcast (a size-1 dim of its own keeps
+    its stride)."""
+    lead = len(shape) - len(op_shape)
+    return (0,) * lead + tuple(0 if d == 1 and shape[lead + i] != 1 else s
+                               for i, (d, s) in enumerate(zip(op_shape, op_strides)))
+
+
+def _dim_order(operands, shape):
+    """reorder_dimensions: the result's dims fastest first, by an insertion sort asking the operands in
+    turn (the first that tells two dims apart decides)."""
+    strides = [_broadcast_strides(s, st, shape) for s, st in operands]
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:  # broadcast in one of them: this operand cannot tell
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+@functools.lru_cache(maxsize=4096)  # a model meets few layouts, and sorting dims in Python costs microseconds
+def result_strides(operands, shape, scalars):
+    """The strides (in elements) torch gives an elementwise result of `shape` computed from `operands`
+    (a tuple of (shape, strides) of each tensor input of one or more dims, in argument order); `scalars`: a 0-d
+    tensor or Python scalar takes part too. None means C order."""
+    if not operands:
+        return None
+    if not scalars and all(s == shape for s, _ in operands):
+        fast = _same_shape_layout(operands, shape)
+        if fast is not False:
+            return None if fast is None or fast == contiguous_strides(shape) else fast
+    perm = _dim_order(operands, shape)
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return None
+    strides, acc = [0] * len(shape), 1
+    for d in perm:
+        strides[d] = acc
+        acc *= shape[d]
+    strides = tuple(strides)
+    return None if strides == contiguous_strides(shape) else strides
+
+
+# Python scalars that are no operand of torch's kernel (pow's exponent, clamp's bounds): they do not stop
+# TensorIterator's fast setup for inputs of one shape; other scalars are wrapped 0-d operands that do
+_NOT_OPERANDS = frozenset(("pow", "rpow", "clamp", "clamp_min", "clamp_max", "clamp_min_fn", "clamp_max_fn"))
+# entries whose inputs torch's kernel takes the other way round: torch.rsub(a, b) runs sub(b, a)
+_SWAPPED = frozenset(("rsub_tensor",))
+
+
+def result_layout(entry, args, tensors, shape):
+    """The strides torch gives `entry`'s result of `shape` (two or more dims) on `args` (`tensors`: the
+    tensors among them), None for C
+    order. The usual case (every input C-contiguous: a result in C order) only looks at flags (and at the
+    strides of size-1 dims, which torch's sort reads too); a pending input counts with the strides its
+    values will have."""
+    for t in tensors:
+        arr = t._arr
+        if arr is None:
+            e = t._lazy
+            if e.arr is None:
+                if e.strides is not None:
+                    return _laid_out(entry, args, shape)
+                continue
+            arr = e.arr
+        if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != C_STRIDES.get((arr.shape, arr.itemsize))
+                                          and not _standard(arr)):
+            return _laid_out(entry, args, shape)
+    return None
+
+
+C_STRIDES = {}  # (shape, itemsize) -> C-order strides in bytes, for shapes with a size-1 dim
+
+
+def _standard(arr):
+    """Whether C-contiguous `arr` has C-order strides on its size-1 dims too (a transposed row has not)."""
+    if len(C_STRIDES) > 4096:
+        C_STRIDES.clear()
+    key = (arr.shape, arr.itemsize)
+    strides = C_STRIDES[key] = tuple(s * arr.itemsize for s in contiguous_strides(arr.shape))
+    return arr.strides == strides
+
+
+def _laid_out(entry, args, shape):
+    """result_layout for inputs not all in C order."""
+    operands, scalars = [], False
+    for a, nm in zip(args, entry.inputs):
+        if not hasattr(a, "_lazy"):
+            scalars = scalars or not (nm in entry.scalar_only and entry.name in _NOT_OPERANDS)
+            continue
+        op = _operand_layout(a)
+        if op[0]:
+            operands.append(op)
+        else:
+            scalars = True
+    if entry.name in _SWAPPED:
+        operands.reverse()
+    return result_strides(tuple(operands), shape, scalars)
+
+
+def _operand_layout(t):
+    """(shape, strides in elements) of tensor `t`, pending or not."""
+    arr = t._arr
+    if arr is None:
+        e = t._lazy
+        if e.arr is None:
+            return e.shape, e.strides or contiguous_strides(e.shape)
+        arr = e.arr
+    size = arr.itemsize
+    return arr.shape, tuple(s // size for s in arr.strides)
+
+
+def memory_order(strides):
+    """The dims of a dense layout, slowest first: the result's values are computed in this order."""
+    return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+
+def shaped(flat, shape, strides):
+    """Flat array `flat`, holding values in memory order, seen with `shape` and `strides` (elements)."""
+    size = flat.itemsize
+    return np.ndarray(shape, flat.dtype, buffer=flat, strides=tuple(s * size for s in strides))

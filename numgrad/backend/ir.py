@@ -20,10 +20,16 @@ class Program:
     """Straight-line code for one element, recorded as hashable steps so that a region seen before finds
     its kernel without generating any source. Each step is (expression in the op-table vocabulary,
     ((name, ref, dtype it is read as), ...), dtype it computes in, result dtype); refs are leaves l0, l1,
-    ..., earlier steps v0, v1, ..., or literals. Built by lazy.py and autograd/fused_backward.py."""
+    ..., earlier steps v0, v1, ..., or literals. Built by lazy.py and autograd/fused_backward.py.
 
-    def __init__(self, shape):
-        self.shape = shape
+    With `order` (the result's dims, slowest first) the region runs in the result's memory order: its
+    shape is the permuted one and host array leaves are broadcast and transposed to it, so an input laid
+    out as the result is read straight, as a C-contiguous array."""
+
+    def __init__(self, shape, order=None):
+        self.order = order
+        self.full_shape = shape  # the result's own shape, which leaves broadcast to
+        self.shape = shape if order is None else tuple(shape[d] for d in order)
         self.target = "cpu"  # "cuda" once a leaf lives on the GPU (cuda/fused.py runs it)
         self.leaves = []
         self.leaf_vars = {}  # id(array) -> leaf var, so one tensor used twice is read once
@@ -49,10 +55,16 @@ class Program:
             if value.size == 1 or (value.size and not any(value.strides)):
                 var = self._add_leaf(value.flat[0], dtype_name, "scalar")
             else:
-                var = self._add_leaf(value, dtype_name, "array")
+                var = self._add_leaf(value if self.order is None else self._permuted(value), dtype_name, "array")
             self.leaf_vars[key] = var
             return var
         return self._add_leaf(value, dtype_name, "scalar")
+
+    def _permuted(self, arr):
+        """Host array `arr` as the kernel reads it: broadcast and transposed to the region's order."""
+        if arr.shape != self.full_shape:
+            arr = np.broadcast_to(arr, self.full_shape)
+        return arr.transpose(self.order)
 
     def _add_leaf(self, value, dtype_name, kind):
         var = f"l{len(self.leaves)}"

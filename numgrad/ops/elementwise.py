@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import lazy
 from .._core import dtypes
+from .._core.device import CPU
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
@@ -100,9 +101,13 @@ def apply(name, *args):
             break
     device = check_same_device(*tensors, cpu_scalars=True)
     n = math.prod(shape)
-    result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device) if STATE.fusion and n else None
+    # torch's memory order for the result (a transposed input gives a transposed result); GPU results and
+    # empty ones stay in C order
+    strides = lazy.result_layout(entry, args, tensors, shape) if len(shape) > 1 and n and device is CPU else None
+    result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)\
+        if STATE.fusion and n else None
     if result is None:
-        result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape), out_dtype)
+        result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape, strides), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad:

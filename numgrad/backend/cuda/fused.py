@@ -14,7 +14,8 @@ from ...spec.table import REDUCTIONS
 def layout(program):
     """Kernel arguments for the program's leaves: a host scalar, one value on the GPU ('one', read at
     0), or a flat array of the region's shape ('full'); broadcast or strided inputs are gathered into a
-    contiguous copy on the GPU."""
+    contiguous copy on the GPU. GPU results stay in C order (lazy.result_layout is for host results), so
+    a GPU program has no order."""
     shape = program.shape
     args = []
     for leaf in program.leaves:

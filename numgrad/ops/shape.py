@@ -289,9 +289,20 @@ def _to_copy_backward(node, g):
 def to_dtype(t, dtype, copy=False):
     if dtype is t._dtype and not copy:
         return t
-    out = TensorBase._make(t._data.astype(dtype.np), dtype)
+    out = TensorBase._make(_strides_kept(t._data.astype(dtype.np), t._data), dtype)
     if dtype.is_floating_point:
         record("ToCopyBackward0", _to_copy_backward, [t], [out])
+    return out
+
+
+def _strides_kept(out, src):
+    """torch copies a dense tensor into one of its very strides; NumPy's astype keeps the order but gives size-1
+    dims C strides (a transposed row's (1, n) became (n, 1), which its elementwise results then follow)."""
+    if 1 in src.shape and src.ndim > 1 and dispatch.is_host(src) and (src.flags.c_contiguous or src.flags.f_contiguous):
+        strides = tuple(o if n != 1 else s // src.itemsize * out.itemsize
+                        for o, s, n in zip(out.strides, src.strides, src.shape))
+        if strides != out.strides:
+            return np.lib.stride_tricks.as_strided(out, strides=strides)
     return out
 
 

@@ -1,0 +1,82 @@
+"""Regression tests for what the differential fuzz test found around __setitem__ and index_put_: one test per root
+cause, each against torch, numgrad fused and unfused; the docstring says what went wrong."""
+import numpy as np
+import pytest
+
+from oracle.fuzz.test_regressions import same
+
+
+def _ret(write):
+    """Runs write(x) on the tensor it is applied to and gives x back."""
+    return lambda x: (write(x), x)[1]
+
+
+def _mask(lib):
+    return lib.tensor([True, False, True])
+
+
+def _long(lib):
+    return lib.tensor([0, 2, 1])
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: _ret(lambda v: v.__setitem__(T.tensor([0, 0, 0]), v))(T.tensor(np.zeros((0, 3))).erf_()),
+    lambda T: _ret(lambda v: v.__setitem__(v, T.tensor([1, 3])))(T.lt(T.zeros(1, 0, dtype=T.int64), 0)),
+    lambda T: _ret(lambda x: x.__setitem__(x, T.tensor([5, 6])))(_long(T)),
+    lambda T: _ret(lambda x: x.__setitem__(x + 5, x))(_long(T)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([7]), x))(_long(T)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([0]), x[1:]))(_long(T)),
+    lambda T: _ret(lambda x: x.__setitem__((0, x[0]), T.tensor([5, 6])))(T.tensor([[0, 1], [1, 0]])),
+    lambda T: _ret(lambda x: x.index_put_((x,), T.tensor([5, 6, 7])))(T.tensor([0, 5, 1])),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([True, False]), x))(T.zeros(3)),
+    lambda T: _ret(lambda x: x.__setitem__((T.tensor([0, 1]), T.tensor([0, 1, 0])), x))(T.zeros(3, 3)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([0.0]), x))(T.zeros(3)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([0]), x))(T.zeros(1, 0, 3)),
+    lambda T: _ret(lambda x: x.__setitem__(x.view(-1), T.tensor([1])))(T.tensor([], dtype=T.int64)),
+])
+def test_index_put_judges_overlap_before_the_index(case):
+    """index_put_ (and setitem with a tensor index) checked the indices (bounds, an empty dim, mask shapes, their
+    broadcast, their dtype) and the value's shape before memory overlap, where torch's _index_put_impl_ asserts
+    no overlap of the written region with the value, then with each index tensor (the very same tensor counts
+    even when empty; a view of it does not), and only then builds the index (make_info)."""
+    same(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: _ret(lambda m: m.__setitem__(m, False))(_mask(T)),
+    lambda T: _ret(lambda m: m.__setitem__(m, T.tensor(False)))(_mask(T)),
+    lambda T: _ret(lambda m: m.index_put_((m,), T.tensor(False)))(_mask(T)),
+    lambda T: _ret(lambda m: m[1:].__setitem__(m[:2], True))(_mask(T)),
+    lambda T: _ret(lambda m: m.__setitem__(m[:2], True))(_mask(T)),
+    lambda T: _ret(lambda x: x.index_put_((T.tensor([True, False, True]),), T.tensor(2.5)))(_long(T)),
+])
+def test_single_mask_with_one_value_is_masked_fill(case):
+    """A single bool index with a one-element value is torch's masked_fill_ (index_put_ too, unless it
+    accumulates): it casts the value and judges only partial overlap of the region with the mask, so a tensor
+    masking itself is no error; index_put_ raised the full-overlap error and refused the dtype."""
+    same(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: _ret(lambda v: v.__setitem__(T.tensor([4]), T.tensor([[-3, -4, -3]])))(
+        T.where(T.tensor([[False], [True], [False], [True]]), T.tensor([[4, 1, 1, 3]]).transpose(0, 1), True)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([5]), T.tensor([1.0])))(_long(T)),
+    lambda T: _ret(lambda x: x.__setitem__(T.tensor([5]), T.tensor([1.0, 2.0])))(_long(T)),
+])
+def test_value_shape_and_dtype_before_index_bounds(case):
+    """An index out of bounds was refused while the index was parsed, before the value's shape and dtype; torch
+    checks those when it builds the index_put_ iterator, and the bounds only in the kernel."""
+    same(case)
+
+
+def test_copy_of_a_tensor_into_itself_is_no_overlap():
+    """x[...] = x where x has leading 1-dims: the value was stripped of them and expanded back, a layout that no
+    longer matched x's, so the copy judged a partial overlap; torch copies a value of the region's shape as it is
+    (copy_to), and copy_ of the same data returns early (the version still counts, as backward then says)."""
+    def fn(T):
+        leaf = T.tensor(np.array([[[1.358], [-1.29], [-0.64]]], dtype=np.float32), requires_grad=True)
+        values, indices = leaf.min(-3, keepdim=True)
+        indices[...] = indices
+        values.sum().backward()
+    same(fn)
+    same(lambda T: _ret(lambda x: (x.__setitem__(Ellipsis, x), x)[1])(T.tensor([[1, 2, 3]])))

@@ -276,6 +276,8 @@ class Tensor(TensorBase, result_class=True):
         if not scalar and value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
+        if not scalar:  # torch fills from a tensor by copy_, which refuses an expanded self (a number does not)
+            self._check_overlap()
         return self._fill_from(value, "FillBackward2" if scalar else "FillBackward3")
 
     def zero_(self):

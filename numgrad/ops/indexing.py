@@ -10,7 +10,6 @@ from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index, internal_overlap
 from .._core.grad_mode import no_grad
 from ..node import needs_grad, record
-from .._core.messages import LEAF_INPLACE
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..tensor_base import TensorBase, check_same_device
 from .shape import expand, view_of
@@ -18,8 +17,6 @@ from .shape import expand, view_of
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
 
-COPY_SLICES = "torch::autograd::CopySlices"
-VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 SEQUENCE_INDEX = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
     "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
@@ -248,10 +245,12 @@ def setitem(t, key, value):
         value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
     if key is True:  # a bare True is a new axis of size 1, as None is (torch copies into it, no index_put_)
         key = None
-    basic, adv, name, tensors = _parse(t, key)
-    if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
-        name = COPY_SLICES
-    elif adv is not None:
+    basic, adv, view_name, tensors = _parse(t, key)
+    if view_name != "AliasBackward0":
+        # torch writes into the view its ints, slices and None make (CopySlices records that view's region of
+        # the root): an int into an expanded tensor writes the one element all of them share
+        t, basic = _index(t, basic, None, view_name), (Ellipsis,)
+    if adv is not None:
         name = "IndexPutBackward0"
     else:  # the index is the whole tensor: torch copies into it, or fills it from a 0-d value of another shape
         vshape = value._data.shape if isinstance(value, TensorBase) else ()
@@ -279,10 +278,7 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it.
     `tensors` are the index tensors as given (torch judges their memory against the region's), `masked_fill`
     says torch takes its masked_fill_ path, `source` is the value the graph records (before a cast)."""
-    def check_inplace():
-        if t._requires_grad and t._grad_fn is None and needs_grad(t):
-            raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
-        t._check_inplace()
+    check_inplace = t._check_inplace
     if adv is not None:  # index_put_ checks the in-place write first; a basic index expands the value first
         check_inplace()
     mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
@@ -311,7 +307,15 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     device_index.write_region(data, basic, adv, vdata, accumulate)
     out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, source], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
-    return t._write(out)
+    if not internal_overlap(t._arr):
+        return t._write(out)
+    # torch's kernel writes (or adds into) the indexed elements alone: where several elements are one memory
+    # location, a whole-result copy would let the last element win; the old values go back, the kernel runs
+    before = t._data.copy()
+    t._write(out)
+    dispatch.copy_into(t._data, before)
+    device_index.write_region(t._data, basic, adv, vdata, accumulate)
+    return t
 
 
 def _records_on_integers(adv, masked_fill, name):
@@ -345,17 +349,15 @@ def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismat
         warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation. This also applies to advanced indexing e.g. "
                       "tensor[indices] = tensor", UserWarning, stacklevel=4)
-    # the region is t itself when only full slices and ... came with the index tensors (torch skips them)
-    dst = t if name != COPY_SLICES else TensorBase._make(region, t._dtype)
     if masked_fill:
         out, from_mask = _make_info(region.shape, adv)
-        dst._check_overlap(tensors, internal=False)
+        t._check_overlap(tensors, internal=False)
     else:
         # torch judges the value as viewed without its leading 1-dims: a new tensor when any were dropped
         stripped = _strip_ones(value._data.shape)
         judged = value if stripped == value._data.shape else TensorBase._make(value._data.reshape(stripped),
                                                                               value._dtype)
-        dst._check_overlap((judged, *tensors), internal=False, full=True)
+        t._check_overlap((judged, *tensors), internal=False, full=True)
         out, from_mask = _make_info(region.shape, adv)
     target = _result_shape(region.shape, out)
     vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
@@ -432,19 +434,24 @@ def _masked_fill_backward(node, g):
 
 def masked_fill_(t, mask, value):
     t._check_inplace()
-    if internal_overlap(t._data):
-        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
-                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
-                      UserWarning, stacklevel=2)
-        result = masked_fill(t, mask, value)  # its checks and node
-        if result._grad_fn is None and dispatch.is_host(t._data):
-            # only the masked elements are written, as torch's kernel does: where several elements are one
-            # memory location, a masked one writes it (a whole-result copy would let the last element win)
-            np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
-            t._vc[0] += 1
-            return t
+    if not internal_overlap(t._data):
+        return t._write(masked_fill(t, mask, value))
+    warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                  "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+                  UserWarning, stacklevel=2)
+    result = masked_fill(t, mask, value)  # its checks and node
+    if not dispatch.is_host(t._data):
         return t._write(result)
-    return t._write(masked_fill(t, mask, value))
+    # only the masked elements are written, as torch's kernel does: where several elements are one memory
+    # location, a masked one writes it (a whole-result copy would let the last element win)
+    before = t._data.copy()
+    if result._grad_fn is not None:
+        t._write(result)
+        np.copyto(t._data, before)
+    else:
+        t._vc[0] += 1
+    np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    return t
 
 
 def index_select(t, dim, index):

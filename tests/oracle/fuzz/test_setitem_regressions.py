@@ -5,6 +5,9 @@ import pytest
 
 from oracle.fuzz.test_regressions import same
 
+# index_put_ and masked_fill_ on an expanded tensor warn (deprecated) in torch and numgrad alike
+pytestmark = pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+
 
 def _ret(write):
     """Runs write(x) on the tensor it is applied to and gives x back."""
@@ -80,3 +83,60 @@ def test_copy_of_a_tensor_into_itself_is_no_overlap():
         values.sum().backward()
     same(fn)
     same(lambda T: _ret(lambda x: (x.__setitem__(Ellipsis, x), x)[1])(T.tensor([[1, 2, 3]])))
+
+
+def _expanded_write(write, value="number"):
+    """A row expanded to two rows (from a leaf that requires grad) written by `write`; backward of a weighted
+    sum; returns the view, its base and the leaf's grad (and the value's, when it is a leaf too)."""
+    def fn(T):
+        leaf = T.tensor([[1.5, -2.0, 3.0]], requires_grad=True)
+        w = 7.0 if value == "number" else T.tensor(7.0, requires_grad=value == "leaf")
+        base = leaf * 1
+        view = base.expand(2, 3)
+        write(T, view, w)
+        (view * T.arange(6.0).reshape(2, 3)).sum().backward()
+        return (view, base, leaf.grad) + ((w.grad,) if value == "leaf" else ())
+    return fn
+
+
+@pytest.mark.parametrize("write", [
+    lambda T, v, w: v.masked_fill_(T.tensor([[False, True, False], [False, False, False]]), w),
+    lambda T, v, w: v.fill_(w),
+    lambda T, v, w: v.zero_(),
+    lambda T, v, w: v.__setitem__(T.tensor([[True, False, False], [False, False, True]]), w),
+    lambda T, v, w: v.__setitem__((1, T.tensor([0, 2])), w),
+    lambda T, v, w: v.__setitem__(1, w),
+    lambda T, v, w: v.__setitem__((slice(None), slice(1, 2)), w),
+    lambda T, v, w: v.index_put_((T.tensor([0]), T.tensor([1])), T.tensor([w]), accumulate=True),
+])
+@pytest.mark.parametrize("value", ["number", "tensor", "leaf"])
+def test_in_place_write_into_an_expanded_view(write, value):
+    """Writes into an expanded (internally overlapping) view of a tensor that requires grad: backward passed,
+    where torch's CopySlices copies the base's gradient into grad.as_strided(the written view), which refuses a
+    view whose elements meet (an int or slice index writes a view that does not: no error there, and the one
+    element all rows share is written, where numgrad copied the whole result and the last row won); fill_ of a
+    tensor is a copy_, refused in forward; an index_put_ that adds kept only the last row; and the view's own
+    gradient (as_strided backward) kept one row's instead of adding up the rows'."""
+    same(_expanded_write(write, value))
+
+
+def test_sign_of_amax_of_a_masked_fill_into_an_expanded_view():
+    """The fuzz program: backward through masked_fill_ into an expanded view raised no error."""
+    def fn(T):
+        leaf = T.tensor([[-float("inf")]], dtype=T.float32, requires_grad=True)
+        v = leaf.sum(0).expand((3,)).masked_fill_(T.tensor([False, True, False]), 2)
+        T.sign(T.amax(v, 0)).backward()
+        return leaf.grad
+    same(fn)
+
+
+def test_expanded_view_of_a_tensor_without_grad_written_with_a_value_that_requires_grad():
+    """The view's gradient reaches the value through as_strided backward, which adds up the gradients of the
+    elements that share a location (numgrad kept one of them)."""
+    def fn(T):
+        view = T.tensor([1.5]).expand(3)
+        w = T.tensor(2.0, requires_grad=True)
+        view.masked_fill_(T.tensor([False, True, False]), w)
+        (view * T.tensor([1.0, 2.0, 4.0])).sum().backward()
+        return view, w.grad
+    same(fn)

@@ -306,9 +306,10 @@ class Tensor(TensorBase, result_class=True):
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
-        if not self._dtype.is_floating_point:  # an integer or bool result is not differentiable: no node
-            inputs = []
-        record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
+        if not self._dtype.is_floating_point and name == "torch::autograd::CopyBackwards":
+            inputs = []  # torch's copy_ records only into a differentiable dtype; fill_ and zero_ record into any
+        record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()},
+               inplace=True)
         return self._write(out)
 
     # ---- dtype and device conversion ---------------------------------------------------------------

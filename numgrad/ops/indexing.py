@@ -306,7 +306,8 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     data = t._data.copy()
     device_index.write_region(data, basic, adv, vdata, accumulate)
     out = TensorBase._make(data, t._dtype)
-    record(name, _put_backward, [t, source], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
+    record(name, _put_backward, [t, source], [out], {"basic": basic, "adv": adv, "accumulate": accumulate},
+           inplace=True)
     if not internal_overlap(t._arr):
         return t._write(out)
     # torch's kernel writes (or adds into) the indexed elements alone: where several elements are one memory
@@ -401,7 +402,7 @@ def _put_backward(node, g):
 
 # ---- masked_fill, index_select, narrow, select -----------------------------------------------------
 
-def masked_fill(t, mask, value):
+def masked_fill(t, mask, value, inplace=False):
     if mask._dtype is not dtypes.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask._dtype.c_name}")
@@ -411,14 +412,12 @@ def masked_fill(t, mask, value):
                            f"{value._data.ndim} dimension(s).")
     # torch reads the value as a number of t's type (a 0-d tensor through .item())
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
-    if is_tensor and not t._dtype.is_floating_point and needs_grad(value):  # the result could not carry it
-        raise RuntimeError(f"Autograd not support dtype: {t._dtype.word}")
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
     out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
                                                     tuple(shape)), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
-           [t, value if is_tensor else None], [out], {"mask": mask})
+           [t, value if is_tensor else None], [out], {"mask": mask}, inplace=inplace)
     return out
 
 
@@ -435,11 +434,11 @@ def _masked_fill_backward(node, g):
 def masked_fill_(t, mask, value):
     t._check_inplace()
     if not internal_overlap(t._data):
-        return t._write(masked_fill(t, mask, value))
+        return t._write(masked_fill(t, mask, value, inplace=True))
     warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
                   "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
                   UserWarning, stacklevel=2)
-    result = masked_fill(t, mask, value)  # its checks and node
+    result = masked_fill(t, mask, value, inplace=True)  # its checks and node
     if not dispatch.is_host(t._data):
         return t._write(result)
     # only the masked elements are written, as torch's kernel does: where several elements are one memory

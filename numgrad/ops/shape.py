@@ -5,6 +5,7 @@ import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
+from ..backend.dispatch import indexing as device_index
 
 from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP
@@ -335,7 +336,6 @@ def embed_region(gv, spec, root_shape):
         where = offset + sum(np.arange(n).reshape((-1,) + (1,) * (len(shape) - 1 - d)) * st
                              for d, (n, st) in enumerate(zip(shape, strides)))
         where = np.broadcast_to(where, shape).reshape(-1)
-        from ..backend.dispatch import indexing as device_index
         values = dispatch.contiguous(gv._data).reshape(-1)
         device_index.scatter_along_axis(flat, device_index.upload_indices((where,), flat)[0], 0, values, True)
     else:
@@ -370,9 +370,11 @@ def rebase_view(view, result):
     root = view._base
     spec = _region_spec(view, root)
     out = view_of(root, root._data)
-    node = record("torch::autograd::CopySlices", _copy_slices_backward, [root, result], [out], {"spec": spec})
+    # history of an in-place write: an integer root may take it (see record)
+    node = record("torch::autograd::CopySlices", _copy_slices_backward, [root, result], [out], {"spec": spec},
+                  inplace=True)
     if node is None or not needs_grad(result):
         return
     root._grad_fn, root._requires_grad, root._output_nr = node, True, 0
-    record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec})
+    record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec}, inplace=True)
     view._view_version = view._vc[0]

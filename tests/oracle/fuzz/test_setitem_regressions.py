@@ -107,7 +107,8 @@ def _expanded_write(write, value="number"):
     lambda T, v, w: v.__setitem__((1, T.tensor([0, 2])), w),
     lambda T, v, w: v.__setitem__(1, w),
     lambda T, v, w: v.__setitem__((slice(None), slice(1, 2)), w),
-    lambda T, v, w: v.index_put_((T.tensor([0]), T.tensor([1])), T.tensor([w]), accumulate=True),
+    lambda T, v, w: v.index_put_((T.tensor([0]), T.tensor([1])), w.reshape(1) if hasattr(w, "reshape") else
+                                 T.tensor([w]), accumulate=True),
 ])
 @pytest.mark.parametrize("value", ["number", "tensor", "leaf"])
 def test_in_place_write_into_an_expanded_view(write, value):
@@ -140,3 +141,86 @@ def test_expanded_view_of_a_tensor_without_grad_written_with_a_value_that_requir
         (view * T.tensor([1.0, 2.0, 4.0])).sum().backward()
         return view, w.grad
     same(fn)
+
+
+def _integer_requiring_grad(lib, kind="bool", write="mask"):
+    """An integer (or bool) tensor that a write of a value requiring grad made require grad, and the leaf."""
+    leaf = lib.tensor([1.3442823886871338, 0.5], requires_grad=True)
+    v = lib.tensor([True, False, True]) if kind == "bool" else lib.tensor([3, 4, 5])
+    if write == "mask":
+        v[lib.tensor([True, False, True])] = leaf[:1].rsqrt()
+    elif write == "fill":
+        v[...] = leaf[0]
+    elif write == "masked_fill_":
+        v.masked_fill_(lib.tensor([False, True, False]), leaf[0])
+    else:
+        v[::2][()] = leaf[0]
+    return v, leaf
+
+
+def _requires_grad_and_grad_fn(*tensors):
+    return [(t.requires_grad, None if t.grad_fn is None else t.grad_fn.name()) for t in tensors]
+
+
+@pytest.mark.parametrize("kind", ["bool", "long"])
+@pytest.mark.parametrize("write", ["mask", "fill", "masked_fill_", "view"])
+@pytest.mark.parametrize("then", [
+    lambda T, v: v,
+    lambda T, v: v.fill_(2),
+    lambda T, v: v.zero_(),
+    lambda T, v: T.reciprocal(v),
+    lambda T, v: T.cos(v),
+    lambda T, v: v.float(),
+    lambda T, v: v.sum(),
+    lambda T, v: v.clone(),
+    lambda T, v: v.view(3),
+    lambda T, v: v[0],
+    lambda T, v: v.max(),
+    lambda T, v: T.cat([v, v]),
+    lambda T, v: v.detach(),
+    lambda T, v: v.requires_grad_(True),
+    lambda T, v: v.requires_grad_(False),
+])
+def test_integer_tensor_written_with_a_value_that_requires_grad(kind, write, then):
+    """Writing a value that requires grad into an integer or bool tensor left it without history, where torch's
+    index_put_ (as masked_fill_), fill_ and masked_fill_ record their node whatever self's dtype (copy_ alone asks
+    for a differentiable dtype): the tensor requires grad, in-place ops on it record (FillBackward2, ...), ops
+    with a floating result record, an op with an integer result is refused ('Autograd not support dtype'),
+    requires_grad_ judges its dtype, and a gradient flowing into it fails torch's engine assert."""
+    same(lambda T: then(T, _integer_requiring_grad(T, kind, write)[0]))
+
+
+@pytest.mark.parametrize("kind", ["bool", "long"])
+@pytest.mark.parametrize("backward", [
+    lambda T, v: T.cos(v).sum().backward(),
+    lambda T, v: (v * 2.5).sum().backward(),
+    lambda T, v: v.float().sum().backward(),
+    lambda T, v: v.fill_(2).reciprocal().sum().backward(),
+    lambda T, v: v.backward(T.ones_like(v)),
+    lambda T, v: T.autograd.grad(v.float().sum(), v),
+])
+def test_gradient_into_an_integer_tensor_fails_as_torch(kind, backward):
+    """The backward of such a tensor's consumers: torch casts the gradient to the integer dtype and fails its
+    isDifferentiableType assert; numgrad gave no error (or said the tensor did not require grad)."""
+    def fn(T):
+        v, leaf = _integer_requiring_grad(T, kind)
+        backward(T, v)
+        return leaf
+    same(fn)
+
+
+def test_integer_grad_fn_names():
+    """The grad_fn names torch gives: IndexPutBackward0 (the masked_fill_ path), FillBackward3 (a 0-d value over
+    the whole tensor), MaskedFillBackward1, CopySlices through a view, then FillBackward2 and ZeroBackward0."""
+    import torch
+    import numgrad
+    for write in ("mask", "fill", "masked_fill_", "view"):
+        names = []
+        for lib in (torch, numgrad):
+            v, _ = _integer_requiring_grad(lib, "long", write)
+            row = _requires_grad_and_grad_fn(v)
+            v.fill_(2)
+            row += _requires_grad_and_grad_fn(v)
+            v.zero_()
+            names.append(row + _requires_grad_and_grad_fn(v))
+        assert names[0] == names[1], (write, names)

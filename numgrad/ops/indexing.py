@@ -184,8 +184,29 @@ def _advanced(t, basic, adv):
 
 # ---- the differentiable pair: take a region, and embed a gradient back into zeros --------------------
 
+def _basic_view(data, basic):
+    """data[basic] (a view), with the strides torch gives: NumPy strides a new axis (None) by 0, torch's
+    unsqueeze by the extent of the dim it precedes, and overlap checks compare strides."""
+    view = data[basic]
+    if not any(b is None for b in basic) or not dispatch.is_host(data):
+        return view
+    shape, strides, d = list(data.shape), list(data.strides), 0
+    for b in basic:  # torch applies the index left to right; Ellipsis only closes it (see _parse)
+        if b is None:
+            strides.insert(d, shape[d] * strides[d] if d < len(shape) else data.itemsize)
+            shape.insert(d, 1)
+            d += 1
+        elif isinstance(b, slice):
+            start, stop, step = b.indices(shape[d])
+            shape[d], strides[d] = len(range(start, stop, step)), strides[d] * step
+            d += 1
+        elif b is not Ellipsis:  # an int selects the dim away
+            del shape[d], strides[d]
+    return np.lib.stride_tricks.as_strided(view, view.shape, strides, writeable=view.flags.writeable)
+
+
 def _index(t, basic, adv=None, name="IndexBackward0"):
-    data = t._data[basic]
+    data = _basic_view(t._data, basic)
     # basic indexing gives a view, advanced indexing a copy
     out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
@@ -336,9 +357,29 @@ def _copy_checks(t, region, value, check_inplace):
     check_inplace()
     # the copy judges overlap against the value as expanded to the region (an expanded value is not dense, so
     # its memory is not judged); a 0-d value is a fill, whose region is still judged but not against the value
-    copied = () if value._data.ndim == 0 and region.ndim else (TensorBase._make(vdata, value._dtype),)
+    if value._data.ndim == 0 and region.ndim:
+        copied = ()
+    else:
+        stripped = value._data if vdata is value._data else value._data.reshape(_strip_ones(value._data.shape))
+        copied = (TensorBase._make(_as_torch_expands(stripped, vdata), value._dtype),)
     TensorBase._make(region, t._dtype)._check_overlap(copied, copy=True)
     return vdata
+
+
+def _as_torch_expands(arr, expanded):
+    """Host array `arr` seen with `expanded`'s shape through the strides torch's expand gives (a new leading dim
+    of size 1 strides over its inner neighbour, where NumPy says 0): overlap compares strides, so `x[0] = x` of a
+    (1, 1, n) x is the same data to torch. GPU arrays keep their own strides."""
+    if not dispatch.is_host(arr) or arr.shape == expanded.shape:
+        return expanded
+    shape, lead = expanded.shape, expanded.ndim - arr.ndim
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        d = i - lead
+        size = arr.shape[d] if d >= 0 else 1
+        inner = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else arr.itemsize
+        strides[i] = 0 if size != shape[i] else (arr.strides[d] if d >= 0 else inner)
+    return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=False)
 
 
 def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name):

@@ -224,3 +224,27 @@ def test_integer_grad_fn_names():
             v.zero_()
             names.append(row + _requires_grad_and_grad_fn(v))
         assert names[0] == names[1], (write, names)
+
+
+def _arange_1_2_1_4(lib):
+    return lib.arange(8.0).reshape(1, 2, 1, 4)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.__setitem__(0, x),
+    lambda x: x.__setitem__(slice(0, 1), x),
+    lambda x: x.__setitem__((0, 0), x[0, 0:1]),
+    lambda x: x.__setitem__((0, 1), x[0, 0:1]),
+    lambda x: x.__setitem__((None, Ellipsis), x),
+    lambda x: x.__setitem__(None, x),
+    lambda x: x.__setitem__(None, x[0]),
+    lambda x: x.__setitem__(True, x),
+    lambda x: x.__setitem__((0, slice(None), 0), x[0, :1, 0]),
+    lambda x: (lambda y: y.__setitem__(Ellipsis, y.t()))(x.reshape(8)[:4].reshape(2, 2)),
+])
+def test_copy_into_a_region_judges_strides_as_torch(write):
+    """x[0] = x for x of shape (1, 1, 4) (the fuzz program) and x[None] = x raised a partial overlap where torch
+    copies the same data: torch's expand strides a new leading dim of size 1 over its inner neighbour and its
+    unsqueeze strides a new axis likewise, where NumPy says 0, and overlap compares strides."""
+    same(lambda T: (lambda x: (write(x), x)[1])(_arange_1_2_1_4(T)))
+    same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[[1.24, 0.77, 0.56, -0.47]]])))

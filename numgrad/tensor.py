@@ -272,6 +272,7 @@ class Tensor(TensorBase, result_class=True):
 
     # ---- fills and copies: differentiable writes named as torch names them -------------------------
     def fill_(self, value):
+        self._check_inplace()  # autograd's refusals come before fill_'s own checks, as torch's
         scalar = not isinstance(value, TensorBase)
         if not scalar and value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "

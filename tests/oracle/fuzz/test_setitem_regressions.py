@@ -248,3 +248,15 @@ def test_copy_into_a_region_judges_strides_as_torch(write):
     unsqueeze strides a new axis likewise, where NumPy says 0, and overlap compares strides."""
     same(lambda T: (lambda x: (write(x), x)[1])(_arange_1_2_1_4(T)))
     same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[[1.24, 0.77, 0.56, -0.47]]])))
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: T.zeros(3, requires_grad=True).fill_(T.ones(2)),
+    lambda T: T.zeros(1, requires_grad=True).expand(3).fill_(T.tensor(1.0)),
+    lambda T: T.zeros(1).expand(3).fill_(T.ones(2)),
+    lambda T: T.zeros(1).expand(3).fill_(T.tensor(1.0, requires_grad=True)),
+])
+def test_fill_checks_autograd_then_the_value_then_overlap(case):
+    """fill_ of a tensor refuses an expanded self (it is a copy_), after torch's autograd refusals (a leaf, a view
+    of one) and the value's dimension."""
+    same(case)

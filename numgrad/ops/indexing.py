@@ -370,8 +370,8 @@ def _as_torch_expands(arr, expanded):
     """Host array `arr` seen with `expanded`'s shape through the strides torch's expand gives (a new leading dim
     of size 1 strides over its inner neighbour, where NumPy says 0): overlap compares strides, so `x[0] = x` of a
     (1, 1, n) x is the same data to torch. GPU arrays keep their own strides."""
-    if not dispatch.is_host(arr) or arr.shape == expanded.shape:
-        return expanded
+    if not dispatch.is_host(arr) or arr.shape == expanded.shape or arr.ndim == 0:
+        return expanded  # torch expands a 0-d tensor with every stride 0, as NumPy does
     shape, lead = expanded.shape, expanded.ndim - arr.ndim
     strides = [0] * len(shape)
     for i in reversed(range(len(shape))):

@@ -232,6 +232,7 @@ def _arange_1_2_1_4(lib):
 
 @pytest.mark.parametrize("write", [
     lambda x: x.__setitem__(0, x),
+    lambda x: x.__setitem__((0, Ellipsis), x),
     lambda x: x.__setitem__(slice(0, 1), x),
     lambda x: x.__setitem__((0, 0), x[0, 0:1]),
     lambda x: x.__setitem__((0, 1), x[0, 0:1]),
@@ -248,6 +249,7 @@ def test_copy_into_a_region_judges_strides_as_torch(write):
     unsqueeze strides a new axis likewise, where NumPy says 0, and overlap compares strides."""
     same(lambda T: (lambda x: (write(x), x)[1])(_arange_1_2_1_4(T)))
     same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[[1.24, 0.77, 0.56, -0.47]]])))
+    same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[-float("inf")]], dtype=T.float64)))
 
 
 @pytest.mark.parametrize("case", [

@@ -480,17 +480,19 @@ def masked_fill_(t, mask, value):
                   "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
                   UserWarning, stacklevel=2)
     result = masked_fill(t, mask, value, inplace=True)  # its checks and node
-    if not dispatch.is_host(t._data):
-        return t._write(result)
     # only the masked elements are written, as torch's kernel does: where several elements are one memory
     # location, a masked one writes it (a whole-result copy would let the last element win)
     before = t._data.copy()
     if result._grad_fn is not None:
         t._write(result)
-        np.copyto(t._data, before)
+        dispatch.copy_into(t._data, before)
     else:
         t._vc[0] += 1
-    np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    if dispatch.is_host(t._data):
+        np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    else:
+        where = device_index.nonzero(dispatch.contiguous(mask._data.broadcast_to(t._data.shape)))
+        device_index.write_region(t._data, (Ellipsis,), where, device_index.take(result._data, where), False)
     return t
 
 

@@ -6,11 +6,12 @@ import warnings
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index, internal_overlap
 from .._core.grad_mode import no_grad
-from ..node import needs_grad, record
 from .._core.shapes import broadcast_shapes, wrap_dim
+from ..backend import dispatch
+from ..backend.dispatch import indexing as device_index
+from ..backend.dispatch import internal_overlap
+from ..node import needs_grad, record
 from ..tensor_base import TensorBase, check_same_device
 from .shape import expand, view_of
 

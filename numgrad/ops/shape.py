@@ -1,21 +1,18 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
 import math
+import warnings
 
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index
-
 from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
-from ..node import record
+from ..backend import dispatch
+from ..backend.dispatch import indexing as device_index
+from ..node import _type_string, needs_grad, record
 from ..tensor_base import TensorBase
-import warnings
-from ..node import _type_string
-from ..node import needs_grad
 
 
 def view_of(base, data):

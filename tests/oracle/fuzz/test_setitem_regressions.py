@@ -2,8 +2,10 @@
 cause, each against torch, numgrad fused and unfused; the docstring says what went wrong."""
 import numpy as np
 import pytest
-
+import torch
 from oracle.fuzz.test_regressions import same
+
+import numgrad
 
 # index_put_ and masked_fill_ on an expanded tensor warn (deprecated) in torch and numgrad alike
 pytestmark = pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
@@ -212,8 +214,6 @@ def test_gradient_into_an_integer_tensor_fails_as_torch(kind, backward):
 def test_integer_grad_fn_names():
     """The grad_fn names torch gives: IndexPutBackward0 (the masked_fill_ path), FillBackward3 (a 0-d value over
     the whole tensor), MaskedFillBackward1, CopySlices through a view, then FillBackward2 and ZeroBackward0."""
-    import torch
-    import numgrad
     for write in ("mask", "fill", "masked_fill_", "view"):
         names = []
         for lib in (torch, numgrad):
@@ -224,6 +224,10 @@ def test_integer_grad_fn_names():
             v.zero_()
             names.append(row + _requires_grad_and_grad_fn(v))
         assert names[0] == names[1], (write, names)
+
+
+def _transposed_into_itself(y):
+    y[...] = y.t()
 
 
 def _arange_1_2_1_4(lib):
@@ -241,15 +245,15 @@ def _arange_1_2_1_4(lib):
     lambda x: x.__setitem__(None, x[0]),
     lambda x: x.__setitem__(True, x),
     lambda x: x.__setitem__((0, slice(None), 0), x[0, :1, 0]),
-    lambda x: (lambda y: y.__setitem__(Ellipsis, y.t()))(x.reshape(8)[:4].reshape(2, 2)),
+    lambda x: _transposed_into_itself(x.reshape(8)[:4].reshape(2, 2)),
 ])
 def test_copy_into_a_region_judges_strides_as_torch(write):
     """x[0] = x for x of shape (1, 1, 4) (the fuzz program) and x[None] = x raised a partial overlap where torch
     copies the same data: torch's expand strides a new leading dim of size 1 over its inner neighbour and its
     unsqueeze strides a new axis likewise, where NumPy says 0, and overlap compares strides."""
-    same(lambda T: (lambda x: (write(x), x)[1])(_arange_1_2_1_4(T)))
-    same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[[1.24, 0.77, 0.56, -0.47]]])))
-    same(lambda T: (lambda x: (write(x), x)[1])(T.tensor([[-float("inf")]], dtype=T.float64)))
+    same(lambda T: _ret(write)(_arange_1_2_1_4(T)))
+    same(lambda T: _ret(write)(T.tensor([[[1.24, 0.77, 0.56, -0.47]]])))
+    same(lambda T: _ret(write)(T.tensor([[-float("inf")]], dtype=T.float64)))
 
 
 @pytest.mark.parametrize("case", [

@@ -229,16 +229,27 @@ def op_node_class(name, backward_fn):
     return cls
 
 
+def check_differentiable(outputs):
+    """torch's refusal to give an integer or bool result a grad_fn (an input of that dtype can require grad
+    after an in-place write of a value that does)."""
+    for out in outputs:
+        if not out._dtype.is_floating_point:
+            raise RuntimeError(f"Autograd not support dtype: {out._dtype.word}")
+
+
 def needs_grad(*tensors):
     return STATE.grad_enabled and any(t is not None and t._requires_grad for t in tensors)
 
 
-def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=()):
+def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inplace=False):
     """Links `outputs` to a new node named `name` when grad mode is on and an input requires grad.
     `backward_fn(node, *grads)` returns one gradient (or None) per input; `saved` values and the
-    outputs named in `saved_outputs` ({name: index}) are available as node.saved(name)."""
+    outputs named in `saved_outputs` ({name: index}) are available as node.saved(name). Only an
+    in-place op (`inplace`) may record an integer or bool output, as torch's rebase_history does."""
     if not needs_grad(*inputs):
         return None
+    if not inplace:
+        check_differentiable(outputs)
     node = op_node_class(name, backward_fn)()
     node.next_functions = tuple(edge_of(t) for t in inputs)
     node.input_meta = tuple((t._shape, t._dtype) if t is not None else None for t in inputs)

@@ -272,10 +272,13 @@ class Tensor(TensorBase, result_class=True):
 
     # ---- fills and copies: differentiable writes named as torch names them -------------------------
     def fill_(self, value):
+        self._check_inplace()  # autograd's refusals come before fill_'s own checks, as torch's
         scalar = not isinstance(value, TensorBase)
         if not scalar and value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
+        if not scalar:  # torch fills from a tensor by copy_, which refuses an expanded self (a number does not)
+            self._check_overlap()
         return self._fill_from(value, "FillBackward2" if scalar else "FillBackward3")
 
     def zero_(self):
@@ -304,9 +307,10 @@ class Tensor(TensorBase, result_class=True):
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
-        if not self._dtype.is_floating_point:  # an integer or bool result is not differentiable: no node
-            inputs = []
-        record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()})
+        if not self._dtype.is_floating_point and name == "torch::autograd::CopyBackwards":
+            inputs = []  # torch's copy_ records only into a differentiable dtype; fill_ and zero_ record into any
+        record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()},
+               inplace=True)
         return self._write(out)
 
     # ---- dtype and device conversion ---------------------------------------------------------------

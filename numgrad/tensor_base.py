@@ -181,12 +181,13 @@ class TensorBase:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
-        if self._grad_fn is not None:
-            if requires_grad:
-                return self
+        if self._grad_fn is not None and not requires_grad:
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+        # the dtype is judged for a non-leaf too (an integer one requires grad after an in-place write)
         if requires_grad and not self._dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._grad_fn is not None:
+            return self
         if requires_grad and self._is_inference and not STATE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
                                "allowed.")

@@ -22,3 +22,8 @@ DETACH_VIEW_INPLACE = (
     "and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be "
     "called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
     "torch/optim/optimizer.py as the solution.")
+# torch's engine casts each gradient to the dtype of the tensor it flows into, then asserts that dtype is
+# differentiable: an integer or bool tensor that an in-place op made require grad fails there
+NON_DIFFERENTIABLE_GRAD = (
+    'isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/autograd/'
+    'engine.cpp":998, please report a bug to PyTorch. ')

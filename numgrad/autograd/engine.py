@@ -3,6 +3,7 @@ works), passing each its summed incoming gradients (grad_buffers.py) or running 
 (fused_backward.py)."""
 import numpy as np
 
+from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .._core.state import STATE
 from ..backend import dispatch
 from ..node import AccumulateGrad, edge_of, hooked
@@ -88,6 +89,8 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     buffers, roots = GradBuffers(), []
     for out, g in zip(outputs, _root_grads(outputs, grad_outputs)):
+        if not out._dtype.is_floating_point:  # a root's gradient flows into it as any other does
+            raise RuntimeError(NON_DIFFERENTIABLE_GRAD)
         node, nr = edge_of(out)
         if node not in buffers.slots:
             roots.append(node)
@@ -109,10 +112,11 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         counts, so members become ready, and run, in the order torch would run them."""
         if len(results) > 1:
             disown_repeated(results)
-        for (child, nr), g in zip(node.next_functions, results):
+        for i, ((child, nr), g) in enumerate(zip(node.next_functions, results)):
             if child is None or (needed is not None and child not in needed):
                 continue
             if g is not None:
+                _check_differentiable_edge(node, i, g)
                 buffers.add(child, nr, g)
             left = deps[child] - 1
             deps[child] = left
@@ -165,6 +169,15 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     finally:
         STATE.grad_enabled = prev
     return captured
+
+
+def _check_differentiable_edge(node, i, g):
+    """torch's engine assert: the gradient for a node's input i takes that input's dtype, which must be
+    differentiable (an integer tensor requires grad only after an in-place write of a value that does)."""
+    meta = getattr(node, "input_meta", None)
+    dtype = meta[i][1] if meta is not None and i < len(meta) and meta[i] is not None else g._dtype
+    if not dtype.is_floating_point:
+        raise RuntimeError(NON_DIFFERENTIABLE_GRAD)
 
 
 def _fused_region(node, grad_list, deps, needed, targets):

@@ -6,19 +6,18 @@ import warnings
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index, internal_overlap
-from ..node import needs_grad, record
-from .._core.messages import LEAF_INPLACE
+from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes, wrap_dim
+from ..backend import dispatch
+from ..backend.dispatch import indexing as device_index
+from ..backend.dispatch import internal_overlap
+from ..node import needs_grad, record
 from ..tensor_base import TensorBase, check_same_device
 from .shape import expand, view_of
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
 
-COPY_SLICES = "torch::autograd::CopySlices"
-VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 SEQUENCE_INDEX = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
     "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
@@ -55,8 +54,8 @@ def _classify(item):
         return "slice", slice(*(None if v is None else operator.index(v) for v in (item.start, item.stop, item.step)))
     if isinstance(item, (TensorBase, np.ndarray)):
         arr = item._data if isinstance(item, TensorBase) else item
-        if arr.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if arr.dtype.kind not in "biu":  # refused by make_info (_make_info), after a write's overlap checks
+            return "array", arr
     elif isinstance(item, range):
         arr = np.arange(item.start, item.stop, item.step)
     elif isinstance(item, (list, tuple)):
@@ -76,8 +75,10 @@ def _classify(item):
 def _parse(t, key):
     """Splits a torch index into a numpy basic index (a view) and an advanced index applied to that view,
     as torch does: ints, slices and None first, then the tensor indices. Returns (basic, adv or None, the name
-    of the last view op torch applies for the basic part)."""
-    parts = [_classify(k) for k in _as_tuple(key)]
+    of the last view op torch applies for the basic part, the index tensors as given). The advanced index is
+    not validated yet: torch checks it (make_info, then its kernel's bounds) after the write's own checks."""
+    items = _as_tuple(key)
+    parts = [_classify(k) for k in items]
     shape, ndim = t._data.shape, t._data.ndim
     if any(device_index.on_other_device(t._data, v) for kind, v in parts if kind in ("mask", "array")):
         raise IndexError(f"indices should be either on cpu or on the same device as the indexed tensor ({t.device})")
@@ -119,19 +120,18 @@ def _parse(t, key):
             adv.append(v)
             dim += k
     basic.append(Ellipsis)  # keeps a full integer index a 0-d array rather than a numpy scalar
-    basic = tuple(basic)
+    tensors = [k for k, (kind, _) in zip(items, parts) if kind in ("mask", "array") and isinstance(k, TensorBase)]
     if not any(device_index.is_index_array(a) for a in adv):
-        return basic, None, name
-    try:
-        adv = _check_advanced(t._data[basic].shape, adv)
-    except IndexError as exc:  # torch finds these in index_put_'s kernel, after its in-place checks (setitem)
-        exc.advanced = True
-        raise
-    return basic, device_index.upload_indices(adv, t._data), name
+        return tuple(basic), None, name, tensors
+    return tuple(basic), tuple(adv), name, tensors
 
 
-def _check_advanced(shape, adv):
-    """Validates masks and integer indices against the view they index; masks become integer indices."""
+def _make_info(shape, adv):
+    """torch's make_info for an advanced index into a view of `shape`: masks checked against the dims they
+    cover and turned into integer indices, the indices broadcast together, and an index that selects
+    something from an empty dim refused. Returns (indices, which came from a mask); bounds are the kernel's."""
+    if any(device_index.is_index_array(a) and a.dtype.kind not in "biu" for a in adv):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     out, from_mask, pos = [], [], 0
     for a in adv:
         if device_index.is_index_array(a) and a.dtype == np.bool_:
@@ -148,10 +148,20 @@ def _check_advanced(shape, adv):
             pos += 1
     arrays = [a for a in out if device_index.is_index_array(a)]
     try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
+        replacement = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(str(list(a.shape)) for a in arrays)) from None
+    # no number indexes an empty dim: torch says so here, since its kernel never runs over no elements
+    if 0 not in replacement and any(shape[d] == 0 for d, a in enumerate(out) if device_index.is_index_array(a)):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    return tuple(out), from_mask
+
+
+def _check_bounds(shape, out, from_mask):
+    """The index kernel's bounds check (mask-made indices are in range); returns the indices, those that no
+    element reads clipped into range."""
+    out = list(out)
     ordinal = 0  # torch counts dimensions among the indexed ones only
     empty = 0 in shape  # torch's kernel checks the bounds as it runs: over no elements it does not run
     for d, (a, masked) in enumerate(zip(out, from_mask)):
@@ -159,19 +169,45 @@ def _check_advanced(shape, adv):
             skip = masked or (empty and shape[d] != 0)
             if skip and not masked and isinstance(a, np.ndarray):  # no element is read: any index in range will do
                 out[d] = a = np.clip(a, -shape[d], shape[d] - 1)
-            v = None if skip else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
-            if v is not None and shape[d] == 0:  # torch's kernel words an empty dimension without numbers
-                raise IndexError("index is out of bounds for dimension with size 0")
+            v = None if skip or shape[d] == 0 else device_index.first_out_of_bounds(a, -shape[d], shape[d] - 1)
             if v is not None:
                 raise IndexError(f"index {v} is out of bounds for dimension {ordinal} with size {shape[d]}")
             ordinal += 1
     return tuple(out)
 
 
+def _advanced(t, basic, adv):
+    """The advanced index validated as torch's index does (make_info, then the kernel's bounds), on t's device."""
+    shape = t._data[basic].shape
+    out, from_mask = _make_info(shape, adv)
+    return device_index.upload_indices(_check_bounds(shape, out, from_mask), t._data)
+
+
 # ---- the differentiable pair: take a region, and embed a gradient back into zeros --------------------
 
+def _basic_view(data, basic):
+    """data[basic] (a view), with the strides torch gives: NumPy strides a new axis (None) by 0, torch's
+    unsqueeze by the extent of the dim it precedes, and overlap checks compare strides."""
+    view = data[basic]
+    if not any(b is None for b in basic) or not dispatch.is_host(data):
+        return view
+    shape, strides, d = list(data.shape), list(data.strides), 0
+    for b in basic:  # torch applies the index left to right; Ellipsis only closes it (see _parse)
+        if b is None:
+            strides.insert(d, shape[d] * strides[d] if d < len(shape) else data.itemsize)
+            shape.insert(d, 1)
+            d += 1
+        elif isinstance(b, slice):
+            start, stop, step = b.indices(shape[d])
+            shape[d], strides[d] = len(range(start, stop, step)), strides[d] * step
+            d += 1
+        elif b is not Ellipsis:  # an int selects the dim away
+            del shape[d], strides[d]
+    return np.lib.stride_tricks.as_strided(view, view.shape, strides, writeable=view.flags.writeable)
+
+
 def _index(t, basic, adv=None, name="IndexBackward0"):
-    data = t._data[basic]
+    data = _basic_view(t._data, basic)
     # basic indexing gives a view, advanced indexing a copy
     out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
@@ -197,9 +233,9 @@ def _embed_backward(node, g):
 
 
 def getitem(t, key):
-    basic, adv, name = _parse(t, key)
+    basic, adv, name, _ = _parse(t, key)
     if adv is not None:
-        name = "IndexBackward0"
+        adv, name = _advanced(t, basic, adv), "IndexBackward0"
     elif isinstance(key, slice) and name == "AliasBackward0":  # x[:] is still a slice (but x[:] = v fills)
         name = "SliceBackward0"
     return _index(t, basic, adv, name)
@@ -220,47 +256,51 @@ def _single_mask(key):
 def setitem(t, key, value):
     if key is False:  # torch selects nothing and returns before any check
         return
-    # torch does a single mask with a one-element value as a masked_fill_: it casts the value, and does not
-    # judge its memory against t's (index_put_ would)
+    # torch does a single mask with a one-element value as a masked_fill_: it casts the value, and judges
+    # only partial overlap with the mask, not the value's memory (index_put_ would judge both)
     as_masked_fill = isinstance(value, TensorBase) and math.prod(value._shape) == 1 and _single_mask(key)
+    source = value  # the graph's input: the value before masked_fill_'s cast (torch's index_put_ records it)
     if as_masked_fill and value._dtype is not t._dtype:
-        value = value.to(t._dtype)
+        with no_grad():
+            value = value.to(t._dtype)
     elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
         value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
     if key is True:  # a bare True is a new axis of size 1, as None is (torch copies into it, no index_put_)
         key = None
-    try:
-        basic, adv, name = _parse(t, key)
-    except IndexError as exc:
-        if getattr(exc, "advanced", False) and t._requires_grad and t._grad_fn is None and needs_grad(t):
-            whole = all(k is Ellipsis or k == slice(None) for k in _as_tuple(key) if not _is_index_tensor(k))
-            raise RuntimeError(LEAF_INPLACE if whole else VIEW_LEAF_INPLACE) from None
-        raise
-    if name != "AliasBackward0":  # torch writes through the view: CopySlices, even around an index_put_
-        name = COPY_SLICES
-    elif adv is not None:
+    basic, adv, view_name, tensors = _parse(t, key)
+    if view_name != "AliasBackward0":
+        # torch writes into the view its ints, slices and None make (CopySlices records that view's region of
+        # the root): an int into an expanded tensor writes the one element all of them share
+        t, basic = _index(t, basic, None, view_name), (Ellipsis,)
+    if adv is not None:
         name = "IndexPutBackward0"
     else:  # the index is the whole tensor: torch copies into it, or fills it from a 0-d value of another shape
         vshape = value._data.shape if isinstance(value, TensorBase) else ()
         name = "FillBackward3" if vshape == () != t._data.shape else "torch::autograd::CopyBackwards"
-    _put(t, basic, adv, value, False, name, check_value_overlap=not as_masked_fill)
+    _put(t, basic, adv, value, False, name, tensors, masked_fill=as_masked_fill or (
+        adv is not None and not isinstance(value, TensorBase) and _single_mask(key)), source=source)
 
 
 def index_put_(t, indices, values, accumulate=False):
-    basic, adv, _ = _parse(t, tuple(indices))
-    return _put(t, basic, adv, values, accumulate, "IndexPutBackward0")
+    basic, adv, _, tensors = _parse(t, tuple(indices))
+    # torch does a single mask with a one-element value as masked_fill_ (which casts the value), unless it adds
+    masked_fill = not accumulate and math.prod(values._shape) == 1 and _single_mask(tuple(indices))
+    source = values
+    if masked_fill and values._dtype is not t._dtype:
+        with no_grad():
+            values = values.to(t._dtype)
+    return _put(t, basic, adv, values, accumulate, "IndexPutBackward0", tensors, masked_fill, source)
 
 
 def index_put(t, indices, values, accumulate=False):
     return index_put_(t.clone(), indices, values, accumulate)
 
 
-def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
-    """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it."""
-    def check_inplace():
-        if t._requires_grad and t._grad_fn is None and needs_grad(t):
-            raise RuntimeError(VIEW_LEAF_INPLACE if name == COPY_SLICES else LEAF_INPLACE)
-        t._check_inplace()
+def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, source=None):
+    """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it.
+    `tensors` are the index tensors as given (torch judges their memory against the region's), `masked_fill`
+    says torch takes its masked_fill_ path, `source` is the value the graph records (before a cast)."""
+    check_inplace = t._check_inplace
     if adv is not None:  # index_put_ checks the in-place write first; a basic index expands the value first
         check_inplace()
     mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
@@ -274,41 +314,110 @@ def _put(t, basic, adv, value, accumulate, name, check_value_overlap=True):
         if adv is not None and value._data.ndim:
             check_same_device(t, value)
         value = value.to(t.device)
+    source = source if isinstance(source, TensorBase) else value
     region = t._data[basic]
-    if adv is not None:
-        t._check_overlap((value,) if check_value_overlap else (), internal=False, full=True)  # any shared memory
-        if internal_overlap(t._arr):
-            warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
-                          "performing this operation. This also applies to advanced indexing e.g. "
-                          "tensor[indices] = tensor", UserWarning, stacklevel=3)
-    target = region.shape if adv is None else device_index.advanced_shape(region, adv)
-    vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
     if adv is None:
-        vdata = expand(TensorBase._make(vdata, value._dtype), *target)._data
-        check_inplace()
-        # then the copy into the region judges overlap against the value as expanded to it (torch's copy_to:
-        # an expanded value is not dense, so its memory is not judged); a 0-d value is a fill, whose region
-        # is still judged but not against the value
-        copied = () if value._data.ndim == 0 else (TensorBase._make(vdata, value._dtype),)
-        TensorBase._make(region, t._dtype)._check_overlap(copied, copy=True)
+        vdata = _copy_checks(t, region, value, check_inplace)
     else:
-        try:
-            vdata = np.broadcast_to(vdata, target)
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vdata.shape)} cannot be broadcast to "
-                               f"indexing result of shape {list(target)}") from None
-        if mismatch is not None:
-            raise mismatch
+        vdata, adv = _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name)
     vdata = vdata.astype(t._data.dtype, copy=False)
-    if not (needs_grad(t, value) and t._dtype.is_floating_point):
+    if not needs_grad(t, source) or not (t._dtype.is_floating_point or _records_on_integers(adv, masked_fill, name)):
         device_index.write_region(t._data, basic, adv, vdata, accumulate)
         t._vc[0] += 1
         return t
     data = t._data.copy()
     device_index.write_region(data, basic, adv, vdata, accumulate)
     out = TensorBase._make(data, t._dtype)
-    record(name, _put_backward, [t, value], [out], {"basic": basic, "adv": adv, "accumulate": accumulate})
-    return t._write(out)
+    record(name, _put_backward, [t, source], [out], {"basic": basic, "adv": adv, "accumulate": accumulate},
+           inplace=True)
+    if not internal_overlap(t._arr):
+        return t._write(out)
+    # torch's kernel writes (or adds into) the indexed elements alone: where several elements are one memory
+    # location, a whole-result copy would let the last element win; the old values go back, the kernel runs
+    before = t._data.copy()
+    t._write(out)
+    dispatch.copy_into(t._data, before)
+    device_index.write_region(t._data, basic, adv, vdata, accumulate)
+    return t
+
+
+def _records_on_integers(adv, masked_fill, name):
+    """Whether torch records the write into an integer or bool tensor of a value that requires grad: its
+    index_put_ (done as masked_fill_) and fill_ record whatever self's dtype; copy_ records only floats."""
+    return masked_fill if adv is not None else name == "FillBackward3"
+
+
+def _copy_checks(t, region, value, check_inplace):
+    """torch's copy_to into the region: a value of the region's shape is copied as it is, a 0-d one fills,
+    others lose their leading 1-dims and are expanded first; then the copy's checks. Returns the data to write."""
+    if value._data.shape == region.shape:
+        vdata = value._data
+    else:
+        vdata = value._data.reshape(_strip_ones(value._data.shape))
+        vdata = expand(TensorBase._make(vdata, value._dtype), *region.shape)._data
+    check_inplace()
+    # the copy judges overlap against the value as expanded to the region (an expanded value is not dense, so
+    # its memory is not judged); a 0-d value is a fill, whose region is still judged but not against the value
+    if value._data.ndim == 0 and region.ndim:
+        copied = ()
+    else:
+        stripped = value._data if vdata is value._data else value._data.reshape(_strip_ones(value._data.shape))
+        copied = (TensorBase._make(_as_torch_expands(stripped, vdata), value._dtype),)
+    TensorBase._make(region, t._dtype)._check_overlap(copied, copy=True)
+    return vdata
+
+
+def _as_torch_expands(arr, expanded):
+    """Host array `arr` seen with `expanded`'s shape through the strides torch's expand gives (a new leading dim
+    of size 1 strides over its inner neighbour, where NumPy says 0): overlap compares strides, so `x[0] = x` of a
+    (1, 1, n) x is the same data to torch. GPU arrays keep their own strides."""
+    if not dispatch.is_host(arr) or arr.shape == expanded.shape or arr.ndim == 0:
+        return expanded  # torch expands a 0-d tensor with every stride 0, as NumPy does
+    shape, lead = expanded.shape, expanded.ndim - arr.ndim
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        d = i - lead
+        size = arr.shape[d] if d >= 0 else 1
+        inner = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else arr.itemsize
+        strides[i] = 0 if size != shape[i] else (arr.strides[d] if d >= 0 else inner)
+    return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=False)
+
+
+def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name):
+    """torch's _index_put_impl_ checks in its order: the expanded-self warning; on the masked_fill_ path the
+    mask's shape, then partial overlap with the mask; else any overlap with the value, then with each index
+    tensor, then make_info, the value's shape and dtype; the kernel's bounds last. Returns (value data
+    broadcast to the indexed result, the indices to write)."""
+    if internal_overlap(t._arr):
+        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. "
+                      "tensor[indices] = tensor", UserWarning, stacklevel=4)
+    if masked_fill:
+        out, from_mask = _make_info(region.shape, adv)
+        t._check_overlap(tensors, internal=False)
+    else:
+        # torch judges the value as viewed without its leading 1-dims: a new tensor when any were dropped
+        stripped = _strip_ones(value._data.shape)
+        judged = value if stripped == value._data.shape else TensorBase._make(value._data.reshape(stripped),
+                                                                              value._dtype)
+        t._check_overlap((judged, *tensors), internal=False, full=True)
+        out, from_mask = _make_info(region.shape, adv)
+    target = _result_shape(region.shape, out)
+    vdata = value._data.reshape(_strip_ones(value._data.shape))  # torch drops the value's leading 1-dims
+    try:
+        vdata = np.broadcast_to(vdata, target)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vdata.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target)}") from None
+    if mismatch is not None:
+        raise mismatch
+    return vdata, device_index.upload_indices(_check_bounds(region.shape, out, from_mask), t._data)
+
+
+def _result_shape(shape, indices):
+    """The shape of x[indices] for x of `shape`, from the indices' shapes alone (they may be out of bounds yet)."""
+    stand_in = tuple(np.zeros(a.shape, np.intp) if device_index.is_index_array(a) else a for a in indices)
+    return np.broadcast_to(np.empty((), bool), shape)[stand_in].shape
 
 
 def _strip_ones(shape):
@@ -335,7 +444,7 @@ def _put_backward(node, g):
 
 # ---- masked_fill, index_select, narrow, select -----------------------------------------------------
 
-def masked_fill(t, mask, value):
+def masked_fill(t, mask, value, inplace=False):
     if mask._dtype is not dtypes.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask._dtype.c_name}")
@@ -345,14 +454,12 @@ def masked_fill(t, mask, value):
                            f"{value._data.ndim} dimension(s).")
     # torch reads the value as a number of t's type (a 0-d tensor through .item())
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
-    if is_tensor and not t._dtype.is_floating_point and needs_grad(value):  # the result could not carry it
-        raise RuntimeError(f"Autograd not support dtype: {t._dtype.word}")
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
     out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
                                                     tuple(shape)), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
-           [t, value if is_tensor else None], [out], {"mask": mask})
+           [t, value if is_tensor else None], [out], {"mask": mask}, inplace=inplace)
     return out
 
 
@@ -368,19 +475,26 @@ def _masked_fill_backward(node, g):
 
 def masked_fill_(t, mask, value):
     t._check_inplace()
-    if internal_overlap(t._data):
-        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
-                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
-                      UserWarning, stacklevel=2)
-        result = masked_fill(t, mask, value)  # its checks and node
-        if result._grad_fn is None and dispatch.is_host(t._data):
-            # only the masked elements are written, as torch's kernel does: where several elements are one
-            # memory location, a masked one writes it (a whole-result copy would let the last element win)
-            np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
-            t._vc[0] += 1
-            return t
-        return t._write(result)
-    return t._write(masked_fill(t, mask, value))
+    if not internal_overlap(t._data):
+        return t._write(masked_fill(t, mask, value, inplace=True))
+    warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                  "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+                  UserWarning, stacklevel=2)
+    result = masked_fill(t, mask, value, inplace=True)  # its checks and node
+    # only the masked elements are written, as torch's kernel does: where several elements are one memory
+    # location, a masked one writes it (a whole-result copy would let the last element win)
+    before = t._data.copy()
+    if result._grad_fn is not None:
+        t._write(result)
+        dispatch.copy_into(t._data, before)
+    else:
+        t._vc[0] += 1
+    if dispatch.is_host(t._data):
+        np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    else:
+        where = device_index.nonzero(dispatch.contiguous(mask._data.broadcast_to(t._data.shape)))
+        device_index.write_region(t._data, (Ellipsis,), where, device_index.take(result._data, where), False)
+    return t
 
 
 def index_select(t, dim, index):

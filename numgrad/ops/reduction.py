@@ -255,9 +255,9 @@ def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
     given = None if whole or _name in ("max", "min") else (dim if isinstance(dim, (tuple, list)) else (dim,))
     values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole, given=given)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
-    if t._dtype.is_floating_point:
-        record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},
-               {"result": 0})
+    # an integer input requires grad only after an in-place write of a value that does: record refuses it
+    record(_node, _evenly_backward, [t], [out], {"self": t, "axes": axes, "keepdim": keepdim, "dim": dim},
+           {"result": 0})
     return out
 
 
@@ -282,9 +282,8 @@ def _max_min(name, t, dim, keepdim):
     values, idx = _select(name, t, (d,) if t._data.ndim else (), name, False, want_index=True)
     kept = _kept_shape(t._data.shape, (d,) if t._data.ndim else (), keepdim)
     values, indices = _result(values.reshape(kept), t._dtype), _result(idx.reshape(kept), dtypes.int64)
-    if t._dtype.is_floating_point:
-        record("MaxBackward0" if name == "max" else "MinBackward0", _indices_backward, [t], [values],
-               {"dim": d, "keepdim": keepdim, "indices": indices, "self_sym_sizes": t._data.shape})
+    record("MaxBackward0" if name == "max" else "MinBackward0", _indices_backward, [t], [values],
+           {"dim": d, "keepdim": keepdim, "indices": indices, "self_sym_sizes": t._data.shape})
     return RETURN_TYPES[name](values, indices)
 
 

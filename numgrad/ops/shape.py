@@ -1,19 +1,18 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
 import math
+import warnings
 
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
-
 from .._core.grad_mode import enable_grad
+from .._core.messages import INTERNAL_OVERLAP
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
-from ..node import record
+from ..backend import dispatch
+from ..backend.dispatch import indexing as device_index
+from ..node import _type_string, needs_grad, record
 from ..tensor_base import TensorBase
-import warnings
-from ..node import _type_string
-from ..node import needs_grad
 
 
 def view_of(base, data):
@@ -330,10 +329,25 @@ def region_of(g, spec):
     return out
 
 
+def _overlaps(spec):
+    """Whether several elements of a view with this spec are one memory location (an expanded view)."""
+    shape, strides, _ = spec
+    return math.prod(shape) > 0 and any(st == 0 and n > 1 for n, st in zip(shape, strides))
+
+
 def embed_region(gv, spec, root_shape):
-    """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably."""
+    """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably; where elements of the
+    view share a location their gradients add up, as torch's as_strided backward."""
     flat = dispatch.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
-    _strided(flat, spec)[...] = gv._data
+    if _overlaps(spec):
+        shape, strides, offset = spec
+        where = offset + sum(np.arange(n).reshape((-1,) + (1,) * (len(shape) - 1 - d)) * st
+                             for d, (n, st) in enumerate(zip(shape, strides)))
+        where = np.broadcast_to(where, shape).reshape(-1)
+        values = dispatch.contiguous(gv._data).reshape(-1)
+        device_index.scatter_along_axis(flat, device_index.upload_indices((where,), flat)[0], 0, values, True)
+    else:
+        _strided(flat, spec)[...] = gv._data
     out = TensorBase._make(flat.reshape(root_shape), gv._dtype)
     record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
     return out
@@ -349,6 +363,10 @@ def _embed_backward(node, g):
 
 def _copy_slices_backward(node, g):
     spec = node.saved("spec")
+    if node.next_functions[0][0] is not None and _overlaps(spec):
+        # torch copies the base's gradient into the view's region of it (grad.as_strided(view)), a copy_ into
+        # memory whose elements meet: refused, so an in-place write into an expanded view fails in backward
+        raise RuntimeError(INTERNAL_OVERLAP)
     keep = dispatch.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
     _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
     return g * TensorBase._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
@@ -360,9 +378,11 @@ def rebase_view(view, result):
     root = view._base
     spec = _region_spec(view, root)
     out = view_of(root, root._data)
-    node = record("torch::autograd::CopySlices", _copy_slices_backward, [root, result], [out], {"spec": spec})
+    # history of an in-place write: an integer root may take it (see record)
+    node = record("torch::autograd::CopySlices", _copy_slices_backward, [root, result], [out], {"spec": spec},
+                  inplace=True)
     if node is None or not needs_grad(result):
         return
     root._grad_fn, root._requires_grad, root._output_nr = node, True, 0
-    record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec})
+    record("AsStridedBackward0", _region_backward, [root], [view], {"spec": spec}, inplace=True)
     view._view_version = view._vc[0]

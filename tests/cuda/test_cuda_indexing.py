@@ -118,6 +118,27 @@ def test_setitem(name):
     run_both(fn, x(3, 4, 3), x(4, 4), reads=reads)
 
 
+EXPANDED_WRITES = {
+    "masked_fill_": lambda T, v, w: v.masked_fill_(T([[True, False, False], [False, False, True]]), w),
+    "mask": lambda T, v, w: v.__setitem__(T([[True, False, False], [False, False, True]]), w),
+    "index": lambda T, v, w: v.__setitem__((slice(None), T([1])), w),
+    "int": lambda T, v, w: v.__setitem__(1, w),
+    "accumulate": lambda T, v, w: v.index_put_((T([0]), T([1])), w.reshape(1), accumulate=True),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPANDED_WRITES))
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
+def test_write_into_an_expanded_view(name):
+    """Only the written elements change the memory the rows share (a whole-result copy let the last row win on
+    the GPU), and the value's gradient adds up over the elements that share a location (as_strided backward)."""
+    def fn(T, a, w):
+        view = a.detach().clone().expand(2, 3)
+        EXPANDED_WRITES[name](T, view, w[0])
+        return view
+    run_both(fn, x(1, 3), x(1), reads=2)
+
+
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_index_put(accumulate):
     index = [2, 0, 2, 1] if accumulate else [2, 0, 1]

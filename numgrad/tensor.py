@@ -6,12 +6,12 @@ import numpy as np
 
 from ._core import dtypes
 from ._core.shapes import broadcast_shapes, infer_size
+from ._core.state import STATE
 from .autograd import functional as autograd_functional
 from .backend import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
-from ._core.shapes import broadcast_shapes
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -76,7 +76,7 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
         tensors = [a._shape for a in operands if isinstance(a, TensorBase)]
         result = None
         if c_names and not tensors:  # clamp with number bounds checks its result type first
-            result = fn(self, *args, **kwargs)
+            result = _computed_in_place(fn, self, args, kwargs)
             _check_cast(result, self, c_names=True)
         # then memory overlap, the output's shape and the result type, as TensorIterator builds, before the
         # op's own checks such as alpha's (sub's bool check comes before all of them)
@@ -99,10 +99,21 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
                 result_dtype = dtypes.get_default_dtype()  # div and the like compute integers as floats
             _check_cast_dtype(result_dtype, self)
         if result is None:
-            result = fn(self, *args, **kwargs)
+            result = _computed_in_place(fn, self, args, kwargs)
         return self._write(result, differentiable)
     op.__name__ = fn.__name__ + "_"
     return op
+
+
+def _computed_in_place(fn, self, args, kwargs):
+    """fn's result for an in-place op (see elementwise._records_integer_result)."""
+    if not self._requires_grad or self._dtype.is_floating_point:
+        return fn(self, *args, **kwargs)
+    STATE.in_place = True
+    try:
+        return fn(self, *args, **kwargs)
+    finally:
+        STATE.in_place = False
 
 
 _OPERANDS = (TensorBase, int, float, np.number, np.bool_)

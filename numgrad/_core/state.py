@@ -14,6 +14,7 @@ class _ThreadState(threading.local):
         self.inference = False
         self.fusion = FUSION_DEFAULT
         self.saved_tensor_hooks = []  # (pack, unpack) pairs, innermost last
+        self.in_place = False  # an in-place op is computing its result (it may record an integer one)
 
 
 STATE = _ThreadState()

@@ -111,9 +111,21 @@ def apply(name, *args):
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad:
-                node_class(name)(entry, args, result, compute)
+                if out_dtype.is_floating_point or _records_integer_result(entry, out_dtype):
+                    node_class(name)(entry, args, result, compute)
                 break
     return result
+
+
+def _records_integer_result(entry, out_dtype):
+    """An integer tensor requires grad only after an in-place write of a value that does. torch then refuses
+    to give an out-of-place integer result a grad_fn, records an in-place one, and records nothing for an op
+    without a derivative (floor_divide)."""
+    if entry.node == NOT_IMPLEMENTED_NODE:
+        return False
+    if not STATE.in_place:
+        raise RuntimeError(f"Autograd not support dtype: {out_dtype.word}")
+    return True
 
 
 @functools.lru_cache(maxsize=None)

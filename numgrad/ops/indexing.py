@@ -13,7 +13,7 @@ from ..backend.dispatch import indexing as device_index
 from ..backend.dispatch import internal_overlap
 from ..node import needs_grad, record
 from ..tensor_base import TensorBase, check_same_device
-from .shape import expand, view_of
+from .shape import expand, view_of, zeros_where_not
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
            "take_along_dim"]
@@ -433,9 +433,9 @@ def _put_backward(node, g):
     if node.next_functions[0][0] is not None:
         grad_self = g
         if not node.saved("accumulate"):  # the overwritten region no longer depends on the old values
-            keep = dispatch.full(node.input_shape(0), 1, g._dtype.np, g._data)
+            keep = dispatch.full(node.input_shape(0), True, np.bool_, g._data)
             device_index.write_region(keep, basic, adv, dispatch.zeros((), keep.dtype, keep), False)
-            grad_self = g * TensorBase._make(keep, g._dtype)
+            grad_self = zeros_where_not(g, keep)
     if node.next_functions[1][0] is not None:
         vshape, vdtype = node.input_meta[1]
         grad_value = _index(g, basic, adv)._sum_to(_strip_ones(vshape)).reshape(vshape).to(vdtype)

@@ -13,6 +13,7 @@ from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index
 from ..node import _type_string, needs_grad, record
 from ..tensor_base import TensorBase
+from .elementwise import apply
 
 
 def view_of(base, data):
@@ -367,9 +368,15 @@ def _copy_slices_backward(node, g):
         # torch copies the base's gradient into the view's region of it (grad.as_strided(view)), a copy_ into
         # memory whose elements meet: refused, so an in-place write into an expanded view fails in backward
         raise RuntimeError(INTERNAL_OVERLAP)
-    keep = dispatch.full(int(np.prod(node.input_shape(0))), 1, g._dtype.np, g._data)
-    _strided(keep, spec)[...] = 0  # the overwritten region no longer depends on the old values
-    return g * TensorBase._make(keep.reshape(node.input_shape(0)), g._dtype), region_of(g, spec)
+    keep = dispatch.full(int(np.prod(node.input_shape(0))), True, np.bool_, g._data)
+    _strided(keep, spec)[...] = False  # the overwritten region no longer depends on the old values
+    return zeros_where_not(g, keep.reshape(node.input_shape(0))), region_of(g, spec)
+
+
+def zeros_where_not(g, keep):
+    """g where the bool array `keep` is set, else 0, as torch's copy of zeros into the gradient (g * keep
+    would turn an inf or NaN gradient of an overwritten element into NaN); differentiable in g."""
+    return apply("where", TensorBase._make(keep, dtypes.bool_), g, 0.0)
 
 
 def rebase_view(view, result):

@@ -844,3 +844,35 @@ def test_var_and_std_of_equal_values_follow_torch_algorithms():
         with numgrad.fusion(fused):
             for r, g in zip(ref, run(numgrad)):
                 np.testing.assert_array_equal(g.numpy(), r.numpy())
+
+
+_INTEGER_GRAD_OPS = {
+    "neg": lambda L, v: -v, "mul": lambda L, v: v * 2, "add": lambda L, v: v + v, "mul_float": lambda L, v: v * 1.5,
+    "floor_divide": lambda L, v: v // 2, "remainder": lambda L, v: v % 2, "pow": lambda L, v: v ** 2,
+    "rpow": lambda L, v: 2 ** v, "sign": lambda L, v: v.sign(), "where": lambda L, v: L.where(v > 2, v, 0),
+    "clamp": lambda L, v: v.clamp(0, 3), "maximum": lambda L, v: v.maximum(v), "sin": lambda L, v: v.sin(),
+    "eq": lambda L, v: v == 2, "neg_": lambda L, v: v.neg_(), "mul_": lambda L, v: v.mul_(2),
+    "add_": lambda L, v: v.add_(v), "abs_": lambda L, v: v.abs_(), "clamp_": lambda L, v: v.clamp_(0, 3),
+    "floor_divide_": lambda L, v: v.floor_divide_(2)}
+
+
+@pytest.mark.parametrize("op", _INTEGER_GRAD_OPS)
+def test_elementwise_ops_on_an_integer_tensor_that_requires_grad(op):
+    """An integer tensor requires grad after an index_put_ of a value that does. torch then refuses an
+    out-of-place integer result a grad_fn ('Autograd not support dtype: Long'), records an in-place one, and
+    records nothing for floor_divide (no derivative); numgrad recorded a node for every one."""
+    def run(L):
+        v = L.tensor([4, 5, 2])
+        v[L.tensor([True, False, False])] = L.tensor(1.5, requires_grad=True)
+        r = _INTEGER_GRAD_OPS[op](L, v)
+        return r, str(r.grad_fn.name() if r.grad_fn is not None else None)
+    def compare(L):
+        try:
+            r, name = run(L)
+            return str(r.dtype), r.requires_grad, name, r.tolist()
+        except RuntimeError as e:
+            return str(e)
+    ref = compare(torch)
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            assert compare(numgrad) == ref

@@ -131,7 +131,12 @@ def edge_of(t):
 
 
 def _type_string(t):
-    return f"torch.{t._dtype.word}Tensor [{', '.join(str(s) for s in t.shape)}]"
+    # torch names a tensor by its legacy type (torch.FloatTensor), and bool, which has none, by its dispatch
+    # key and scalar type (CPUBoolType)
+    dims = ", ".join(str(s) for s in t.shape)
+    if t._dtype.word == "Bool":
+        return f"{'CUDA' if t.device.type == 'cuda' else 'CPU'}BoolType [{dims}]"
+    return f"torch.{t._dtype.word}Tensor [{dims}]"
 
 
 class SavedTensor:

@@ -232,8 +232,6 @@ def expand(t, *sizes):
     shape = t._data.shape
     if len(sizes) < len(shape):
         kind = _type_string(t).split(" ")[0]
-        if t._dtype is dtypes.bool_:  # torch has no legacy name for bool here: it prints the backend's type
-            kind = f"{t.device.type.upper()}BoolType"
         raise RuntimeError(f"expand({kind}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({len(shape)})")

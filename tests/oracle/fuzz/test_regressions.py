@@ -876,3 +876,15 @@ def test_elementwise_ops_on_an_integer_tensor_that_requires_grad(op):
     for fused in (True, False):
         with numgrad.fusion(fused):
             assert compare(numgrad) == ref
+
+
+def test_version_error_names_a_bool_tensor_by_its_type():
+    """Found by the long profile (seed 1111): torch names a modified bool tensor CPUBoolType in the version
+    error (bool has no legacy type name such as torch.FloatTensor); numgrad wrote torch.BoolTensor."""
+    def run(L, c):
+        x = L.tensor([1., 2.], requires_grad=True)
+        y = L.where(c, x, 0.) if c.dim() else x * c
+        c.logical_not_()
+        y.sum().backward()
+    for make in (lambda L: L.tensor([True, False]), lambda L: L.tensor(True), lambda L: L.tensor([1, 2])):
+        same(lambda L: run(L, make(L)))

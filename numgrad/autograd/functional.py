@@ -48,6 +48,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     outputs, inputs = _seq(outputs), _seq(inputs)
+    if not inputs:  # torch's first check, before anything about the outputs
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _seq(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph

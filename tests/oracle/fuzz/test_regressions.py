@@ -888,3 +888,12 @@ def test_version_error_names_a_bool_tensor_by_its_type():
         y.sum().backward()
     for make in (lambda L: L.tensor([True, False]), lambda L: L.tensor(True), lambda L: L.tensor([1, 2])):
         same(lambda L: run(L, make(L)))
+
+
+def test_autograd_grad_with_no_inputs():
+    """autograd.grad with an empty `inputs` returned an empty tuple; torch refuses it before anything else."""
+    def run(L, detach):
+        x = L.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        return L.autograd.grad((x.detach() if detach else x) * 2, [])
+    same(lambda L: run(L, False))
+    same(lambda L: run(L, True))

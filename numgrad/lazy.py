@@ -278,38 +278,30 @@ def contiguous_strides(shape):
     return tuple(strides)
 
 
-def _is_contiguous(shape, strides):
-    """torch's is_contiguous: C order, size-1 dims' strides ignored."""
+def _dense_in_order(shape, strides, order):
+    """The dims, taken fastest first in `order`, are C-contiguous (size-1 dims' strides ignored, as torch)."""
     acc = 1
-    for d in range(len(shape) - 1, -1, -1):
+    for d in order:
         if shape[d] != 1:
             if strides[d] != acc:
                 return False
             acc *= shape[d]
     return True
+
+
+def _is_contiguous(shape, strides):
+    """torch's is_contiguous."""
+    return _dense_in_order(shape, strides, range(len(shape) - 1, -1, -1))
 
 
 def _is_channels_last(shape, strides):
     """torch's is_contiguous(memory_format=torch.channels_last) for a 4-d tensor: C, W, H, N fastest first."""
-    if len(shape) != 4:
-        return False
-    acc = 1
-    for d in (1, 3, 2, 0):
-        if shape[d] != 1:
-            if strides[d] != acc:
-                return False
-            acc *= shape[d]
-    return True
+    return len(shape) == 4 and _dense_in_order(shape, strides, (1, 3, 2, 0))
 
 
 def _is_dense(shape, strides):
     """torch's is_non_overlapping_and_dense: some order of the dims is C-contiguous (size-1 dims aside)."""
-    acc = 1
-    for d in sorted((d for d in range(len(shape)) if shape[d] != 1), key=lambda d: strides[d]):
-        if strides[d] != acc:
-            return False
-        acc *= shape[d]
-    return True
+    return _dense_in_order(shape, strides, sorted(range(len(shape)), key=lambda d: strides[d]))
 
 
 def _same_shape_layout(operands, shape):

@@ -6,6 +6,7 @@ import numpy as np
 
 from ._core import dtypes
 from ._core.shapes import broadcast_shapes, infer_size
+from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD
 from ._core.state import STATE
 from .autograd import functional as autograd_functional
 from .backend import dispatch
@@ -71,8 +72,8 @@ def _check_cast_dtype(dtype, target, c_names=False):
 
 def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
     def op(self, *args, **kwargs):
-        self._check_inplace(differentiable)
         operands = (*args, *kwargs.values())
+        self._check_inplace(differentiable, operands)
         tensors = [a._shape for a in operands if isinstance(a, TensorBase)]
         result = None
         if c_names and not tensors:  # clamp with number bounds checks its result type first
@@ -296,7 +297,7 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
-        self._check_inplace()  # autograd's refusals come before the copy's own checks, as torch's
+        self._check_inplace(inputs=(src,))  # autograd's refusals come before the copy's own checks, as torch's
         self._check_overlap((src,), copy=True)
         if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
             broadcast_shapes(self._shape, src._shape)
@@ -305,7 +306,7 @@ class Tensor(TensorBase, result_class=True):
     def _fill_from(self, source, name):
         """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op; the old
         values get no gradient, a tensor source gets the gradient summed to its shape."""
-        self._check_inplace()
+        self._check_inplace(inputs=(source,))
         src = source if isinstance(source, TensorBase) else None
         if src is None:
             dtypes.check_scalar_fits(source, self._dtype)
@@ -389,10 +390,7 @@ class Tensor(TensorBase, result_class=True):
         _check_cast(result, self)
         node = result._grad_fn
         if node is not None and self._multi_output == "no grad":
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view "
-                "is the output of a function that returns multiple views. Such functions do not allow the output "
-                "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+            raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
         if node is None and lazy_write_pending_into(result, self):
             self._vc[0] += 1  # an optimizer step, say: computed straight into the storage, no copy
             return self

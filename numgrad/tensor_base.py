@@ -11,7 +11,8 @@ from . import lazy
 from ._core import dtypes, printing
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
-from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
+from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
+                             MULTI_OUTPUT_VIEW_NO_GRAD, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
                              PARTIAL_OVERLAP)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
@@ -364,9 +365,10 @@ class TensorBase:
         return t
 
     # ---- in-place machinery -------------------------------------------------------------------
-    def _check_inplace(self, autograd=True):
+    def _check_inplace(self, autograd=True, inputs=()):
         """torch's refusals of an in-place write; a non-differentiable op (autograd=False: logical_not_) skips
-        the autograd ones, as torch does."""
+        the autograd ones, as torch does. An output of unbind/split made without grad refuses a write only of an
+        input that requires grad (`inputs`: the op's operands), before the op's own checks of them."""
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
         if STATE.grad_enabled and autograd:
@@ -379,6 +381,9 @@ class TensorBase:
                                    "view is the output of a function that returns multiple views. Such functions do "
                                    "not allow the output views to be modified inplace. You should replace the "
                                    "inplace operation by an out-of-place one.")
+            if self._multi_output == "no grad" and any(isinstance(t, TensorBase) and t._requires_grad
+                                                       for t in inputs):
+                raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
             base = self._base
             if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "

@@ -27,3 +27,9 @@ DETACH_VIEW_INPLACE = (
 NON_DIFFERENTIABLE_GRAD = (
     'isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/autograd/'
     'engine.cpp":998, please report a bug to PyTorch. ')
+
+# torch's handle_view_on_rebase for an unbind/split output made where its base did not require grad
+MULTI_OUTPUT_VIEW_NO_GRAD = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
+    "of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. "
+    "You should replace the inplace operation by an out-of-place one.")

@@ -897,3 +897,18 @@ def test_autograd_grad_with_no_inputs():
         return L.autograd.grad((x.detach() if detach else x) * 2, [])
     same(lambda L: run(L, False))
     same(lambda L: run(L, True))
+
+
+@pytest.mark.parametrize("write", [lambda v, s: v.copy_(s), lambda v, s: v.fill_(s.sum()), lambda v, s: v.add_(s),
+                                   lambda v, s: v.mul_(s), lambda v, s: v.copy_(s.detach()),
+                                   lambda v, s: v.add_(s.detach())])
+@pytest.mark.parametrize("src_shape", [(1,), (1, 4, 3)])
+def test_write_into_an_unbind_output_made_without_grad(write, src_shape):
+    """Found by the long profile (seed 2025): an output of unbind made from a tensor that did not require grad
+    refuses a write of one that does, and torch checks that (handle_view_on_rebase) before the op's own checks
+    of its operands (broadcast shape); numgrad raised the shape error first."""
+    def run(L):
+        v3, v4, v5 = (L.tensor([[0.5, -0.5, 0.0]], dtype=L.float64) ** 2).unbind(-1)
+        src = L.ones(src_shape, dtype=L.float64, requires_grad=True)
+        return write(v5, src)
+    same(run)

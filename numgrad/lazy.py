@@ -304,6 +304,11 @@ def _is_dense(shape, strides):
     return _dense_in_order(shape, strides, sorted(range(len(shape)), key=lambda d: strides[d]))
 
 
+def is_dense_array(arr):
+    """torch's is_non_overlapping_and_dense of a host array."""
+    return _is_dense(arr.shape, tuple(st // arr.itemsize for st in arr.strides))
+
+
 def _same_shape_layout(operands, shape):
     """TensorIterator's fast setup (every operand of the result's shape, no scalar): the strides it gives
     the result, None for C order, or False when it falls back to reorder_dimensions."""

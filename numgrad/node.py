@@ -3,6 +3,9 @@ import itertools
 import re
 import weakref
 
+import numpy as np
+
+from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.state import STATE
 from .backend import dispatch
@@ -298,13 +301,34 @@ def accumulate_into_grad(leaf, g, create_graph=None):
     if create_graph:  # .grad keeps the graph of the gradient, through a copy as in torch
         leaf._grad = _recorded_copy(g) if leaf._grad is None else leaf._grad + g
     elif leaf._grad is None:
-        if g._fresh and g._data.flags.c_contiguous and g._grad_fn is None:
+        # the leaf's array as it is: _data would compute the pending results reading it, for nothing
+        variable = leaf._arr if leaf._arr is not None else np.empty(leaf._shape, g._data.dtype)
+        if g._fresh and g._grad_fn is None and _obeys_layout(g._data, variable):
             g._fresh = False
             leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
         else:
-            leaf._grad = g.detach().clone()
+            leaf._grad = TensorBase._make(_copy_in_layout(g._data, variable), g._dtype)
     else:
         add_into(leaf._grad, g)
+
+
+def _obeys_layout(grad, variable):
+    """torch's layout contract for .grad: the variable's strides when it is dense, else C order."""
+    if grad.strides == variable.strides:
+        return True
+    if not dispatch.is_host(grad) or not dispatch.is_host(variable):  # GPU arrays are C order
+        return grad.flags.c_contiguous
+    return grad.flags.c_contiguous and (variable.flags.c_contiguous or not lazy.is_dense_array(variable))
+
+
+def _copy_in_layout(grad, variable):
+    """A copy of `grad` obeying the layout contract (torch's clone_obey_contract)."""
+    if not dispatch.is_host(grad) or not dispatch.is_host(variable):
+        return grad.copy()
+    out = np.empty_like(variable, dtype=grad.dtype) if lazy.is_dense_array(variable) else \
+        np.empty(grad.shape, grad.dtype)  # empty_like keeps a dense array's strides
+    np.copyto(out, grad)
+    return out
 
 
 def add_into(acc, g):

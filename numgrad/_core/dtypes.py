@@ -126,9 +126,9 @@ def check_scalar_fits(value, d):
     if d is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (builtins.int, builtins.float, np.number)):
         return
     if isinstance(value, (builtins.int, np.integer)):
-        fits = -2 ** 63 <= value < 2 ** 63 if not d.is_floating_point else abs(value) <= np.finfo(d.np).max
+        fits = -2 ** 63 <= value < 2 ** 63 if not d.is_floating_point else abs(value) <= builtins.float(np.finfo(d.np).max)
     elif d.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= np.finfo(d.np).max
+        fits = not math.isfinite(value) or abs(value) <= builtins.float(np.finfo(d.np).max)
     else:
         fits = math.isfinite(value) and -2 ** 63 <= value < 2 ** 63
     if not fits:

@@ -49,8 +49,18 @@ def _is_bool(a):
 
 
 def _promote(entry, args):
-    """The dtype the kernel computes in. Fast path: tensors of one dtype, with Python scalars of a
-    category no higher than theirs (the common `x * x`, `x + 2`)."""
+    """The dtype `entry` computes in for `args`; raises torch's refusals (bool arithmetic, a dtype its kernel
+    lacks)."""
+    compute, refusal = _promote_unrefused(entry, args)
+    if refusal:
+        raise refusal[0](refusal[1])
+    return compute
+
+
+def _promote_unrefused(entry, args):
+    """_promote, with a dtype the kernel lacks returned as (exception, message) instead of raised: torch finds
+    that out at dispatch, after the broadcast shape (bool arithmetic is refused before it). Fast path: tensors
+    of one dtype, with Python scalars of a category no higher than theirs (the common `x * x`, `x + 2`)."""
     first = None
     for a, nm in zip(args, entry.inputs):
         if nm in entry.bool_inputs:
@@ -74,13 +84,11 @@ def _promote(entry, args):
         compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, TensorBase)],
                                      [s for s in values if not isinstance(s, TensorBase)])
     refusal = entry.refuses.get(compute.name)
-    if refusal:
-        raise refusal[0](refusal[1])
     if entry.kind == "float" and not compute.is_floating_point:
         compute = dtypes.get_default_dtype()
     if entry.name in ("sub", "rsub", "rsub_tensor", "neg"):
         _check_bool_arithmetic(entry, compute, args)
-    return compute
+    return compute, refusal
 
 
 def compute_dtype(name, *args):
@@ -92,13 +100,15 @@ def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, TensorBase)]
-    compute = _promote(entry, args)
+    compute, refusal = _promote_unrefused(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
     shape = tensors[0]._shape
     for t in tensors:
         if t._shape != shape:
             shape = broadcast_shapes(*(t._shape for t in tensors))
             break
+    if refusal:
+        raise refusal[0](refusal[1])
     device = check_same_device(*tensors, cpu_scalars=True)
     n = math.prod(shape)
     # torch's memory order for the result (a transposed input gives a transposed result); GPU results and

@@ -408,7 +408,7 @@ def _bool_reduce_folded(input, dim, keepdim, kind):
 def _bool_reduce_numpy(input, dim, keepdim, kind):
     axes = _axes(input, dim)  # torch's dim checks (a 0-d tensor takes dim 0 and -1, and reduces nothing)
     data = getattr(np, kind)(input._data != 0, axis=axes, keepdims=keepdim and dim is not None)
-    return TensorBase._make(np.asarray(data), bool_)
+    return TensorBase._make(dispatch.c_order(np.asarray(data)), bool_)
 
 
 all, any = _takes_tensor(all, "all"), _takes_tensor(any, "any")

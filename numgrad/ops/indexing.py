@@ -209,7 +209,7 @@ def _basic_view(data, basic):
 def _index(t, basic, adv=None, name="IndexBackward0"):
     data = _basic_view(t._data, basic)
     # basic indexing gives a view, advanced indexing a copy
-    out = view_of(t, data) if adv is None else TensorBase._make(device_index.take(data, adv), t._dtype)
+    out = view_of(t, data) if adv is None else TensorBase._make(dispatch.c_order(device_index.take(data, adv)), t._dtype)
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
     return out
 
@@ -254,7 +254,9 @@ def _single_mask(key):
 
 
 def setitem(t, key, value):
-    if key is False:  # torch selects nothing and returns before any check
+    if not isinstance(value, TensorBase):  # torch makes a number a tensor of t's dtype first (valueToTensor)
+        _check_setitem_number(t, value)
+    if key is False:  # torch selects nothing and returns before any other check
         return
     # torch does a single mask with a one-element value as a masked_fill_: it casts the value, and judges
     # only partial overlap with the mask, not the value's memory (index_put_ would judge both)
@@ -264,6 +266,10 @@ def setitem(t, key, value):
         with no_grad():
             value = value.to(t._dtype)
     elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
+        target = (1, *t._shape)
+        if value._data.ndim and tuple(value._shape) != target:  # torch expands the value as it is: its error
+            with no_grad():                                      # names the value's own type
+                value.reshape(_strip_ones(value._shape)).expand(*target)
         value = value.to(t._dtype)  # a bare True is a new axis, which torch copies into (copy_ casts)
     if key is True:  # a bare True is a new axis of size 1, as None is (torch copies into it, no index_put_)
         key = None
@@ -279,6 +285,18 @@ def setitem(t, key, value):
         name = "FillBackward3" if vshape == () != t._data.shape else "torch::autograd::CopyBackwards"
     _put(t, basic, adv, value, False, name, tensors, masked_fill=as_masked_fill or (
         adv is not None and not isinstance(value, TensorBase) and _single_mask(key)), source=source)
+
+
+def _check_setitem_number(t, value):
+    """torch's valueToTensor: a Python or NumPy number fitting t's dtype; anything else is refused by type."""
+    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+        if isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")  # a Python int is read as a C long long
+        dtypes.check_scalar_fits(value, t._dtype)
+        return
+    name = type(value).__name__ if type(value).__module__ == "builtins" else \
+        f"{type(value).__module__}.{type(value).__qualname__}"
+    raise TypeError(f"can't assign a {name} to a torch.{t._dtype.word}Tensor")
 
 
 def index_put_(t, indices, values, accumulate=False):
@@ -456,8 +474,8 @@ def masked_fill(t, mask, value, inplace=False):
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
-    out = TensorBase._make(device_index.masked_fill(mask._data, value._data if is_tensor else value, t._data,
-                                                    tuple(shape)), t._dtype)
+    out = TensorBase._make(dispatch.c_order(device_index.masked_fill(mask._data, value._data if is_tensor else value,
+                                                                     t._data, tuple(shape))), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
            [t, value if is_tensor else None], [out], {"mask": mask}, inplace=inplace)
     return out

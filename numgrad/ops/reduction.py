@@ -77,7 +77,7 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
 
 
 def _result(data, dtype):
-    return TensorBase._make(dispatch.asarray(data, dtype.np), dtype)
+    return TensorBase._make(dispatch.c_order(dispatch.asarray(data, dtype.np)), dtype)  # torch's: contiguous
 
 
 def _expand_back(node, g, keepdim_key="keepdim"):

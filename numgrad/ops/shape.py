@@ -9,6 +9,7 @@ from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
+from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index
 from ..node import _type_string, needs_grad, record
@@ -269,14 +270,21 @@ def _clone_backward(node, g):
     return (g,)
 
 
-def clone(t):
-    out = TensorBase._make(t._data.copy(), t._dtype)  # C order, on the tensor's device
+def clone(t, order=None):
+    """A copy, on the tensor's device. torch's preserve_format keeps a dense input's strides (a transposed
+    one's memory order: NumPy's order 'K') and gives others C order; contiguous() asks for C order."""
+    data = t._data
+    if dispatch.is_host(data):
+        data = data.copy(order=order or ("K" if lazy.is_dense_array(data) else "C"))
+    else:
+        data = data.copy()
+    out = TensorBase._make(data, t._dtype)
     record("CloneBackward0", _clone_backward, [t], [out])
     return out
 
 
 def contiguous(t):
-    return t if t._data.flags.c_contiguous else clone(t)
+    return t if t._data.flags.c_contiguous else clone(t, "C")
 
 
 def _to_copy_backward(node, g):

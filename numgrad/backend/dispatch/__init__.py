@@ -34,6 +34,14 @@ def zeros(shape, np_dtype, like):
     return full(shape, 0, np_dtype, like)
 
 
+def c_order(arr):
+    """`arr` in C order: torch's reductions, indexing, cat and stack make contiguous results where NumPy's
+    follow the input's memory order (order 'K'). GPU arrays are C order already."""
+    if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous:
+        return np.ascontiguousarray(arr)
+    return arr
+
+
 def asarray(values, np_dtype=None):
     """`values` (an array, host or GPU, or a scalar) as an array of `np_dtype`, copied only to convert."""
     if on_gpu(values):
@@ -202,7 +210,7 @@ def full_on(shape, value, np_dtype, d):
 def cat(arrays, axis, np_dtype):
     """np.concatenate cast to `np_dtype`; on the GPU, copies into slices of one new array."""
     if not on_gpu(arrays[0]):
-        return np.concatenate(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
+        return c_order(np.concatenate(arrays, axis=axis, dtype=np_dtype, casting="unsafe"))
     from ..cuda.array import copy_into, empty
     shape = list(arrays[0].shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
@@ -217,7 +225,7 @@ def cat(arrays, axis, np_dtype):
 def stack(arrays, axis, np_dtype):
     """np.stack cast to `np_dtype`; on the GPU, copies into slices of one new array."""
     if not on_gpu(arrays[0]):
-        return np.stack(arrays, axis=axis, dtype=np_dtype, casting="unsafe")
+        return c_order(np.stack(arrays, axis=axis, dtype=np_dtype, casting="unsafe"))
     from ..cuda.array import copy_into, empty
     ref = arrays[0].shape
     data = empty(ref[:axis] + (len(arrays),) + ref[axis:], np_dtype)

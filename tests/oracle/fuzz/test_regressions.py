@@ -912,3 +912,72 @@ def test_write_into_an_unbind_output_made_without_grad(write, src_shape):
         src = L.ones(src_shape, dtype=L.float64, requires_grad=True)
         return write(v5, src)
     same(run)
+
+
+_LAYOUT_OPS = {
+    "any": lambda L, x: x.bool().any(2), "sum": lambda L, x: x.sum(2), "amax": lambda L, x: x.amax((0, 2)),
+    "max": lambda L, x: x.max(2)[0], "argmax": lambda L, x: x.argmax(2), "std": lambda L, x: x.std(2),
+    "log_softmax": lambda L, x: x.log_softmax(0), "softmax": lambda L, x: x.softmax(2), "clone": lambda L, x: x.clone(),
+    "clone_then_inplace": lambda L, x: x.clone().mul_(2), "contiguous": lambda L, x: x.contiguous(),
+    "clone_of_expanded": lambda L, x: x[:, :1].expand(4, 3, 3).clone(), "masked_fill": lambda L, x: x.masked_fill(x > 3, 0.),
+    "index_select": lambda L, x: x.index_select(1, L.tensor([0, 2])), "advanced_index": lambda L, x: x[:, [0, 2]],
+    "cat": lambda L, x: L.cat([x, x], 1), "stack": lambda L, x: L.stack([x, x]), "matmul": lambda L, x: x @ x.transpose(1, 2)}
+
+
+@pytest.mark.parametrize("op", _LAYOUT_OPS)
+def test_memory_layout_of_non_elementwise_results(op):
+    """Found by the final long profile (seed 2024) once elementwise results follow their inputs' layout: NumPy's
+    reductions, fancy indexing, concatenate and stack keep a transposed input's memory order (order 'K') where
+    torch's results are contiguous, and a view of an elementwise result of one then failed where torch's works;
+    torch's clone keeps a dense input's strides (and makes others contiguous) where numgrad's was C order."""
+    def run(L):
+        x = L.tensor(np.arange(36.).reshape(3, 4, 3)).transpose(0, 1)
+        r = _LAYOUT_OPS[op](L, x)
+        return tuple(r.shape), r.stride(), r.is_contiguous(), r.tolist()
+    assert run(numgrad) == run(torch)
+
+
+@pytest.mark.parametrize("value", [[1, 2], np.array([1., 2.]), None, "a", 2 ** 70, 1e300, float("inf"), np.float64(2.5),
+                                   True, 3.5e38])
+@pytest.mark.parametrize("dtype", ["int64", "float32", "bool"])
+def test_setitem_value_is_converted_before_indexing(value, dtype):
+    """Found by the final long profile (seed 2024): torch converts a number to the tensor's dtype before it
+    looks at the index (an out-of-range number raises even with an out-of-range index), refuses other values
+    by type ("can't assign a list to a torch.LongTensor"), and reads a Python int as a C long long."""
+    def run(L):
+        t = L.zeros(3, dtype=getattr(L, dtype))
+        t[-4 if isinstance(value, float) else 0:2] = value
+        return t
+    same(run)
+
+
+def test_refused_dtype_comes_after_the_broadcast_shape_and_bool_expand_names_its_type():
+    """Found by the final long profile (seed 2024): a kernel's refusal of a dtype ('"pow" not implemented for
+    'Bool'') comes after the broadcast shape's error in torch (bool subtraction's refusal comes before it); and
+    `x[True] = v` expands v in its own dtype, so the error names a bool v CPUBoolType."""
+    same(lambda L: L.zeros(3, dtype=L.bool) ** L.zeros(2, dtype=L.bool))
+    same(lambda L: L.zeros(3, dtype=L.bool).pow_(L.zeros(2, dtype=L.bool)))
+    same(lambda L: L.zeros(3, dtype=L.bool) - L.zeros(2, dtype=L.bool))
+    same(lambda L: L.zeros(3, dtype=L.bool) ** L.zeros(3, dtype=L.bool))
+    def put(L, value):
+        t = L.zeros(0, 2)
+        t[True] = value
+        return t
+    same(lambda L: put(L, L.zeros(0, 2, dtype=L.bool)))
+    same(lambda L: put(L, L.zeros(3, 2, dtype=L.int64)))
+
+
+def test_leaf_grad_follows_torch_layout_contract():
+    """.grad takes the leaf's strides when the leaf is dense (a transposed leaf gets a transposed grad) and C
+    order otherwise, as torch's AccumulateGrad (clone_obey_contract), whatever layout the gradient came in."""
+    def run(L):
+        w = L.tensor(np.arange(6.).reshape(2, 3)).t().detach().requires_grad_(True)
+        (w * 2).sum().backward()
+        v = L.tensor(np.arange(12.).reshape(2, 6))[:, ::2].detach().requires_grad_(True)
+        (v.t() * 2).sum().backward()
+        x = L.ones(2, 3, requires_grad=True)
+        (x.t().exp() * 2).sum().backward()
+        return [(t.grad.stride(), t.grad.tolist()) for t in (w, v, x)]
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            assert run(numgrad) == run(torch)

@@ -1,4 +1,5 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
+import builtins
 import math
 import warnings
 
@@ -315,39 +316,62 @@ def _strides_kept(out, src):
 # ---- in-place writes through a view: the root's graph is rebased onto a CopySlices node -------------
 
 def _region_spec(view, root):
-    """Where `view` sits inside its C-contiguous root: (shape, element strides, element offset)."""
-    itemsize = root._data.itemsize
-    if not root._data.flags.c_contiguous:
-        raise RuntimeError("numgrad: an in-place op on a view needs the viewed tensor to be contiguous; "
-                           "call .contiguous() on it first")
-    offset = dispatch.element_offset(view._data, root._data)
-    return view._data.shape, tuple(s // itemsize for s in view._data.strides), offset
+    """Where `view` sits in its root's memory: (shape, element strides, element offset) of the view, then the
+    root's shape and element strides; the root may have any layout without negative strides (a transposed
+    elementwise result, say), as torch's CopySlices works in the base's own geometry."""
+    arr = root._data
+    itemsize = arr.itemsize
+    root_strides = tuple(s // itemsize for s in arr.strides)
+    if any(s < 0 for s in root_strides):  # only from_numpy makes these; torch refuses such arrays outright
+        raise RuntimeError("numgrad: an in-place op on a view of a tensor with negative strides is not supported; "
+                           "call .clone() on the tensor first")
+    offset = dispatch.element_offset(view._data, arr)
+    return (view._data.shape, tuple(s // itemsize for s in view._data.strides), offset, arr.shape, root_strides)
 
 
 def _strided(flat, spec):
-    shape, strides, offset = spec
+    shape, strides, offset = spec[:3]
     return dispatch.strided(flat, shape, strides, offset)
+
+
+def _root_memory(spec, make):
+    """(flat array spanning the root's memory made by `make(size)`, the root-shaped view of it)."""
+    shape, strides = spec[3], spec[4]
+    if strides == lazy.contiguous_strides(shape):
+        flat = make(math.prod(shape))
+        return flat, flat.reshape(shape)
+    flat = make(1 + builtins.sum((n - 1) * st for n, st in zip(shape, strides)) if 0 not in shape else 0)
+    return flat, dispatch.strided(flat, shape, strides, 0)
+
+
+def _in_root_memory(g, spec):
+    """A root-shaped gradient laid out as the root's memory, flat."""
+    if spec[4] == lazy.contiguous_strides(spec[3]):
+        return dispatch.contiguous(g._data).reshape(-1)
+    flat, root = _root_memory(spec, lambda n: dispatch.zeros(n, g._dtype.np, g._data))
+    root[...] = g._data
+    return flat
 
 
 def region_of(g, spec):
     """The part of a root-shaped gradient that a view covers (a copy), differentiably."""
-    out = TensorBase._make(_strided(dispatch.contiguous(g._data).reshape(-1), spec).copy(), g._dtype)
+    out = TensorBase._make(_strided(_in_root_memory(g, spec), spec).copy(), g._dtype)
     record("AsStridedBackward0", _region_backward, [g], [out], {"spec": spec})
     return out
 
 
 def _overlaps(spec):
     """Whether several elements of a view with this spec are one memory location (an expanded view)."""
-    shape, strides, _ = spec
+    shape, strides, _ = spec[:3]
     return math.prod(shape) > 0 and any(st == 0 and n > 1 for n, st in zip(shape, strides))
 
 
 def embed_region(gv, spec, root_shape):
     """A root-shaped tensor of zeros holding `gv` where the view sits, differentiably; where elements of the
     view share a location their gradients add up, as torch's as_strided backward."""
-    flat = dispatch.zeros(int(np.prod(root_shape)), gv._dtype.np, gv._data)
+    flat, root = _root_memory(spec, lambda n: dispatch.zeros(n, gv._dtype.np, gv._data))
     if _overlaps(spec):
-        shape, strides, offset = spec
+        shape, strides, offset = spec[:3]
         where = offset + sum(np.arange(n).reshape((-1,) + (1,) * (len(shape) - 1 - d)) * st
                              for d, (n, st) in enumerate(zip(shape, strides)))
         where = np.broadcast_to(where, shape).reshape(-1)
@@ -355,7 +379,7 @@ def embed_region(gv, spec, root_shape):
         device_index.scatter_along_axis(flat, device_index.upload_indices((where,), flat)[0], 0, values, True)
     else:
         _strided(flat, spec)[...] = gv._data
-    out = TensorBase._make(flat.reshape(root_shape), gv._dtype)
+    out = TensorBase._make(root, gv._dtype)
     record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
     return out
 
@@ -374,9 +398,9 @@ def _copy_slices_backward(node, g):
         # torch copies the base's gradient into the view's region of it (grad.as_strided(view)), a copy_ into
         # memory whose elements meet: refused, so an in-place write into an expanded view fails in backward
         raise RuntimeError(INTERNAL_OVERLAP)
-    keep = dispatch.full(int(np.prod(node.input_shape(0))), True, np.bool_, g._data)
+    keep, keep_root = _root_memory(spec, lambda n: dispatch.full(n, True, np.bool_, g._data))
     _strided(keep, spec)[...] = False  # the overwritten region no longer depends on the old values
-    return zeros_where_not(g, keep.reshape(node.input_shape(0))), region_of(g, spec)
+    return zeros_where_not(g, keep_root), region_of(g, spec)
 
 
 def zeros_where_not(g, keep):

@@ -981,3 +981,33 @@ def test_leaf_grad_follows_torch_layout_contract():
     for fused in (True, False):
         with numgrad.fusion(fused):
             assert run(numgrad) == run(torch)
+
+
+def test_in_place_write_into_a_view_of_a_non_contiguous_root():
+    """Found by the final long profile (seed 2025): once elementwise results take their inputs' memory order, a
+    root can be a transposed tensor, and an in-place write into a view of it raised numgrad's own 'needs the
+    viewed tensor to be contiguous'. CopySlices and the view's AsStrided now work in the root's own memory
+    layout, as torch's: values and gradients for five views, four writes and three root layouts."""
+    a = np.arange(1., 13.).reshape(3, 4)
+
+    def run(L):
+        out = []
+        for mk in (lambda x: x.t().exp(), lambda x: x.t().tan().t(), lambda x: (x.t() * 2).permute(1, 0)):
+            for write in (lambda v: v.mul_(v), lambda v: v.add_(1), lambda v: v.copy_(v * 3), lambda v: v.fill_(2.)):
+                for view in (lambda r: r[0], lambda r: r[:, 1], lambda r: r.narrow(0, 1, 2), lambda r: r[1:, ::2],
+                             lambda r: r.t()[0]):
+                    x = L.tensor(a, requires_grad=True)
+                    r = mk(x)
+                    try:  # v.mul_(v) makes backward raise the version error, in torch too
+                        write(view(r))
+                        (r * L.tensor(np.arange(r.numel(), dtype=np.float64).reshape(r.shape))).sum().backward()
+                    except RuntimeError as e:
+                        out.append(str(e))
+                        continue
+                    out.append((r.stride(), np.round(r.detach().numpy(), 6).tolist(),
+                                np.round(x.grad.numpy(), 6).tolist()))
+        return out
+    ref = run(torch)
+    for fused in (True, False):
+        with numgrad.fusion(fused):
+            assert run(numgrad) == ref

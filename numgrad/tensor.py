@@ -139,6 +139,9 @@ def _bitwise(logical, bitwise_int, kernel):
         if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
             return NotImplemented
         is_tensor = isinstance(other, TensorBase)
+        for t in (self, other):  # torch records a NotImplemented node for inputs requiring grad, which reads their
+            if isinstance(t, TensorBase) and t._requires_grad:  # grad_fn (a stale unbind output raises) first
+                t.grad_fn
         if is_tensor:  # shapes first, as torch's TensorIterator
             broadcast_shapes(self._shape, other._shape)
         result = dtypes.result_type([(t._dtype, len(t._shape)) for t in (self, other) if isinstance(t, TensorBase)],

@@ -171,6 +171,8 @@ class TensorBase:
     @property
     def requires_grad(self):
         if self._base is not None and self._vc[0] != self._view_version:
+            if self._multi_output == "grad":  # torch reads the flag without regenerating (which would raise)
+                return self._requires_grad or self._base._requires_grad
             self._refresh_view_history()
         return self._requires_grad
 

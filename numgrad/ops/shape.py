@@ -1,6 +1,7 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
 import builtins
 import math
+import re
 import warnings
 
 import numpy as np
@@ -36,8 +37,15 @@ def regenerate_view(view):
     its values from before the write."""
     if view._view_version is None:
         return
-    view._view_version = view._vc[0]
     root = view._base
+    if view._multi_output == "grad" and (view._grad_fn is not None or root._requires_grad):
+        # torch's handle_view_on_rebase, indirect: an unbind/split output cannot take the write's history
+        op = re.sub(r"Backward(0$|(?=\d+$))", "", view._grad_fn.name()) if view._grad_fn is not None else ""
+        raise RuntimeError(f"Output {view._output_nr} of {op} is a view and its base or another view of its base "
+                           "has been modified inplace. This view is the output of a function that returns multiple "
+                           "views. Such functions do not allow the output views to be modified inplace. You should "
+                           "replace the inplace operation by an out-of-place one.")
+    view._view_version = view._vc[0]
     if not root._requires_grad:
         return
     with enable_grad():  # read under no_grad too (grad_fn, requires_grad), the history is the same

@@ -9,7 +9,7 @@ from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.state import STATE
 from .backend import dispatch
-from .tensor_base import TensorBase
+from .tensor_base import TensorBase, wants_grad
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -246,7 +246,7 @@ def check_differentiable(outputs):
 
 
 def needs_grad(*tensors):
-    return STATE.grad_enabled and any(t is not None and t._requires_grad for t in tensors)
+    return STATE.grad_enabled and any(t is not None and wants_grad(t) for t in tensors)
 
 
 def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inplace=False):

@@ -22,6 +22,14 @@ from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_v
 _WARNED_ONCE = {}
 
 
+def wants_grad(t):
+    """Whether op input `t` requires grad as torch reads it: a view whose memory was written in place since
+    (through its base or another view) first takes its new history, which may require grad."""
+    if t._base is not None and t._vc[0] != t._view_version:
+        return t.requires_grad
+    return t._requires_grad
+
+
 class TensorBase:
     __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
                  "_hooks", "_retains_grad", "_is_inference", "_accumulator", "_fresh", "_view_version", "__weakref__",

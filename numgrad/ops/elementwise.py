@@ -16,7 +16,7 @@ from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
 from ..node import LAST, Node, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
-from ..tensor_base import TensorBase, check_same_device
+from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
 
 
@@ -120,7 +120,7 @@ def apply(name, *args):
         result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape, strides), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
-            if t._requires_grad:
+            if t._requires_grad or (t._base is not None and wants_grad(t)):
                 if out_dtype.is_floating_point or _records_integer_result(entry, out_dtype):
                     node_class(name)(entry, args, result, compute)
                 break

@@ -212,7 +212,7 @@ def pow(input, exponent):
     if _scalar(exponent):
         if not input.dtype.is_floating_point and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return apply("pow", input, exponent)
+        return apply("pow_bool" if isinstance(exponent, (bool, np.bool_)) else "pow", input, exponent)
     return apply("pow_tensor", input, exponent)
 
 

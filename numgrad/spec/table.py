@@ -65,6 +65,10 @@ _e("div", "a b", "a / b", {"a": "g / b", "b": "-g * ((a / b) / b)"}, "DivBackwar
 # pow: exponent 0 has derivative 0 everywhere (torch avoids 0 * inf at a == 0)
 _e("pow", "a b", "scalar_power(a, b)", {"a": "where(b == 0, 0, g * b * scalar_power(a, b - 1))"}, "PowBackward0",
    saved_names={"b": "exponent"}, scalar_only=("b",), domain={"a": POSITIVE})
+# a bool exponent: torch's pow_backward takes its shortcut for a zero exponent only for numbers, so x ** False
+# gives g * 0 * x ** -1, NaN at x == 0
+_e("pow_bool", "a b", "scalar_power(a, b)", {"a": "g * b * scalar_power(a, b - 1)"}, "PowBackward0",
+   saved_names={"b": "exponent"}, scalar_only=("b",), internal=True)
 _e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, b - 1))",
                                          "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},

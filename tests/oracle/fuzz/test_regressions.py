@@ -1046,3 +1046,25 @@ def test_split_output_after_its_base_was_written_in_place(use):
     for fused in (True, False):
         with numgrad.fusion(fused):
             assert outcome(numgrad) == ref
+
+
+def test_bool_exponent_takes_no_zero_shortcut():
+    """Found by the final long profile (seed 4042): torch's pow backward skips its zero-exponent shortcut for a
+    bool exponent, so x ** False has gradient 0 * x ** -1 (NaN at 0); numgrad gave 0 everywhere."""
+    for e in (False, True, 0, 0.0):
+        same(_grad_of(lambda L, x: x ** e, np.array([0.0, -2.0, 1.5], dtype=np.float32)))
+        same(_grad_of(lambda L, x: x.transpose(0, 1) ** e, np.array([[0.0, -2.0], [1.5, 0.0]], dtype=np.float32)))
+
+
+def test_view_written_through_another_view_then_used_as_an_op_input():
+    """Found by the final long profile (seed 4042): a transposed view written through a slice of it (with a value
+    requiring grad) requires grad in torch, and an op on it records a node; numgrad's ops read the view's stale
+    flag (no node, then 'element 0 of tensors does not require grad' at backward)."""
+    def run(L):
+        v0 = L.tensor([[-2.0], [-2.0], [0.0]]).transpose(0, 1)
+        leaf1 = L.tensor([[1.0, -1.13, -1.28]], requires_grad=True)
+        v0[0::2] = leaf1[::2]
+        v3 = L.erf(v0)
+        v3.backward(L.tensor([[0.5, -0.4, 0.4]]))
+        return v3, leaf1.grad
+    same(run)

@@ -213,6 +213,9 @@ class OpNode(Node):
     backward_fn = None
 
     def apply(self, grads):
+        for v in self._saved.values():  # torch unpacks every saved tensor first: a modified one raises
+            if v.__class__ is SavedTensor and v.vc[0] != v.version:
+                v.unpack(self)
         return list(self.backward_fn(*grads))
 
     def input_shape(self, i):

@@ -81,9 +81,9 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             _check_cast(result, self, c_names=True)
         # then memory overlap, the output's shape and the result type, as TensorIterator builds, before the
         # op's own checks such as alpha's (sub's bool check comes before all of them)
-        bool_sub = fn.__name__ in ("sub", "subtract") and any(
+        bool_sub = (fn.__name__ in ("sub", "subtract") and any(
             (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
-            for a in (self, *args))
+            for a in (self, *args))) or (fn.__name__ in ("neg", "negative") and self._dtype is dtypes.bool_)
         if not bool_sub:
             self._check_overlap(args)
         if tensors and elementwise and not bool_sub:

@@ -622,7 +622,8 @@ def _gather(t, dim, index, bounds):
     else:  # torch allows an index smaller than the input in every dim
         data = _leading(t._data, tuple(s if k != d else None for k, s in enumerate(index._data.shape)))
         out = TensorBase._make(device_index.take_along_axis(data, index._data, d), t._dtype)
-    record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index})
+    # torch saves self (a write to it makes backward raise the version error)
+    record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index, "self": t})
     return out
 
 

@@ -2,6 +2,7 @@
 first line, step), every variable's dtype, shape, requires_grad and values, and every input's .grad."""
 import dataclasses
 import math
+import operator
 import warnings
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import torch
 
 import numgrad
 
-from .program import Interpreter
+from .program import Interpreter, Ref, _resolve
 
 # float tolerances: relative, and absolute scaled by the largest finite magnitude of the reference
 TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
@@ -93,6 +94,36 @@ def values_differ(dtype, ref, got, computed_in=None):
     return f"{int(bad.sum())} of {bad.size} differ; first at {i}: torch {ref[i]!r}, numgrad {got[i]!r}"
 
 
+# ops whose result jumps with its inputs: a last-place difference of an input (torch's and numgrad's exp
+# round differently, both within an ulp) may move the result by a whole step (fmod of a large quotient)
+DISCONTINUOUS = {"fmod", "remainder", "mod", "floor_divide", "floordiv", "floor", "ceil", "round", "trunc",
+                 "sign", "eq", "ne", "lt", "le", "gt", "ge", "div"}
+
+
+def _rounding_carried(program, ref, got, k, i, low):
+    """Whether variable i, made by discontinuous step k from inputs that differ from torch's only within
+    tolerance (not bit for bit), equals what torch's own op gives on numgrad's inputs: a rounding difference
+    carried through the jump, not a wrong result."""
+    if not isinstance(k, int) or program.steps[k].name not in DISCONTINUOUS or program.steps[k].outs != 1:
+        return False
+    step = program.steps[k]
+    refs = [a.i for a in (*step.args, *step.kwargs.values()) if isinstance(a, Ref)]
+    if not refs or all(np.array_equal(ref.values[j][3], got.values[j][3], equal_nan=True) for j in refs):
+        return False  # the same inputs: a real difference
+    env = [torch.tensor(v[3]) if v[0] != "unreadable" else None for v in got.values]
+    try:
+        args = _resolve(torch, env, step.args)
+        kwargs = {key: _resolve(torch, env, v) for key, v in step.kwargs.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = (getattr(torch, step.name)(*args, **kwargs) if step.kind == "fn" else
+                   getattr(args[0], step.name)(*args[1:], **kwargs) if step.kind == "method" else
+                   getattr(operator, step.name)(*args) if step.kind == "op" else None)
+    except Exception:
+        return False
+    return out is not None and values_differ(got.values[i][0], out.detach().numpy(), got.values[i][3], low) is None
+
+
 def var_steps(program, ref):
     """The step that made each variable (None for the inputs), by the counts of torch's run."""
     owners = [None] * len(program.inputs)
@@ -146,7 +177,7 @@ def compare(program, ref, got, mode):
             fails.append(Failure("requires_grad", where, f"v{i}: torch {r[2]}, numgrad {g[2]}", mode))
         else:
             why = values_differ(r[0], r[3], g[3], low)
-            if why:
+            if why and not _rounding_carried(program, ref, got, where, i, low):
                 fails.append(Failure("value", where, f"v{i} ({r[0]}{list(r[1])}): {why}", mode))
     for j, (r, g) in enumerate(zip(ref.grads, got.grads)):
         if (r is None) != (g is None):

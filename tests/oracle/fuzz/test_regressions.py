@@ -1068,3 +1068,37 @@ def test_view_written_through_another_view_then_used_as_an_op_input():
         v3.backward(L.tensor([[0.5, -0.4, 0.4]]))
         return v3, leaf1.grad
     same(run)
+
+
+def test_bool_negation_in_place_is_refused_before_the_overlap_check():
+    """Found by the final long profile (seed 5052): torch refuses `neg_` of a bool tensor before it looks at
+    the written tensor's memory (an expanded one raised numgrad's overlap error first)."""
+    same(lambda L: L.tensor([[True], [False]]).expand(2, 3).neg_())
+    same(lambda L: L.tensor([[1.], [2.]]).expand(2, 3).neg_())
+
+
+def test_a_node_checks_every_saved_tensor_before_its_backward():
+    """Found by the final long profile (seed 5052): torch's nodes unpack every saved tensor when they run, so a
+    tensor written since raises there even when the derivative does not read it (gather saves its input);
+    numgrad's reached another node's saved tensor first, and named it in the error."""
+    def run(L):
+        x = L.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        z = y.gather(0, L.tensor([0, 2]))
+        y.add_(1)
+        z.sum().backward()
+        return x.grad
+    same(run)
+
+
+def test_runner_accepts_a_rounding_difference_carried_through_a_jump():
+    """Found by the final long profile (seed 5051): numgrad's float32 exp(4) is one ulp from torch's (both
+    within SLEEF's and Cephes' bounds), and fmod of its expm1 by a large divisor turned that ulp into a whole
+    step. The runner now checks such a step's result against torch's op on numgrad's own inputs; a wrong op
+    still fails (its inputs would be bit-identical, or torch's op on them would disagree)."""
+    from oracle.fuzz.program import Input, Program, Ref, Step
+    from oracle.fuzz.runner import check_program
+    program = Program([Input(np.array([[4, 1, 2, 4], [1, 0, 4, -3]], dtype=np.int64))],
+                      [Step("fn", "exp", (Ref(0),)), Step("method", "amax", (Ref(1),)),
+                       Step("method", "expm1", (Ref(1),)), Step("fn", "fmod", (Ref(3), Ref(2)))])
+    assert check_program(program)[1] == []

@@ -54,3 +54,81 @@ def test_linear_folds_leading_dims_by_their_product_and_checks_as_addmm(case):
     sizes out and computes an empty result and its gradients); a bias with one non-unit dim takes torch's
     addmm path for every rank (not an in-place add); addmm's dtype and rank checks come in its order."""
     _same_as_torch(LINEAR, case)
+
+
+LAYER_NORM = {
+    "int64 input": lambda L: F(L).layer_norm(L.ones(2, 3, dtype=L.int64), (3,)),
+    "int64 input, empty": lambda L: F(L).layer_norm(L.ones(0, 3, dtype=L.int64), (3,)),
+    "int64 input, wrong normalized_shape (the shape first)": lambda L: F(L).layer_norm(L.ones(2, 3, dtype=L.int64),
+                                                                                       (4,)),
+    "bool input": lambda L: F(L).layer_norm(L.ones(2, 3, dtype=L.bool), (3,)),
+    "float64 input, float32 weight (mixed, before the shapes)": lambda L: F(L).layer_norm(
+        L.ones(2, 3, dtype=L.float64), (4,), L.ones(3)),
+    "int64 weight": lambda L: F(L).layer_norm(L.ones(2, 3), (3,), L.ones(3, dtype=L.int64)),
+    "bias of another dtype than the weight": lambda L: F(L).layer_norm(L.ones(2, 3), (3,), L.ones(3),
+                                                                       L.ones(3, dtype=L.float64)),
+    "empty normalized shape": lambda L: F(L).layer_norm(L.ones(2, 0), (0,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYER_NORM))
+def test_layer_norm_checks_dtypes_as_torch(case):
+    """layer_norm computed on integer inputs (torch: NotImplementedError from LayerNormKernelImpl) and on
+    parameters of other dtypes (torch: its 'mixed dtype (CPU)' checks first, then the shapes, then the kernel's
+    dispatch and its reads of the parameters as the input's type)."""
+    _same_as_torch(LAYER_NORM, case)
+
+
+def _batch_norm_and_stats(x, training, weight=None, bias=None, stats_dtype=None):
+    """batch_norm's outcome with the running statistics afterwards (an error does not hide whether they moved)."""
+    def run(L):
+        dtype = {"dtype": getattr(L, stats_dtype)} if stats_dtype else {}
+        mean, var = L.zeros(x.shape[1], **dtype), L.ones(x.shape[1], **dtype)
+        try:
+            out = F(L).batch_norm(L.tensor(x), mean, var, weight and L.tensor(weight), bias and L.tensor(bias),
+                                  training)
+        except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+            out = (type(e).__name__, str(e))
+        return out, mean, var
+    return run
+
+
+BATCH_NORM = {
+    "int64 input, eval": _batch_norm_and_stats(torch.ones(2, 3, dtype=torch.int64).numpy(), False),
+    "int64 input, training (statistics untouched)": _batch_norm_and_stats(
+        torch.ones(2, 3, 2, dtype=torch.int64).numpy(), True),
+    "int64 input, one value per channel (the batch size first)": _batch_norm_and_stats(
+        torch.ones(1, 3, dtype=torch.int64).numpy(), True),
+    "training, float64 statistics (untouched)": _batch_norm_and_stats(
+        torch.arange(6.0).view(2, 3).numpy(), True, stats_dtype="float64"),
+    "eval, float64 statistics": _batch_norm_and_stats(
+        torch.arange(6.0).view(2, 3).numpy(), False, stats_dtype="float64"),
+    "empty input takes torch's copy path": lambda L: F(L).batch_norm(L.ones(0, 3, dtype=L.int64), None, None,
+                                                                       L.full((2,), 2.0), None, True),
+    "empty input, empty weight": lambda L: F(L).batch_norm(L.ones(0, 3), None, None, L.ones(0), None, True),
+    "1-d input, training": lambda L: F(L).batch_norm(L.ones(3), None, None, None, None, True),
+    "1-d input, eval, int64": lambda L: F(L).batch_norm(L.ones(3, dtype=L.int64), L.ones(0), L.ones(0)),
+    "1-d input, eval, statistics per channel": lambda L: F(L).batch_norm(L.ones(3), L.ones(3), L.ones(3)),
+    "0-d input, training": lambda L: F(L).batch_norm(L.ones(()), None, None, None, None, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BATCH_NORM))
+def test_batch_norm_checks_in_torchs_order(case):
+    """batch_norm computed on integer inputs and on parameters of other dtypes, and refused 1-d and empty inputs
+    with its own ValueError; torch checks the batch size (training), takes an empty input through a copy,
+    checks each tensor's length against size(1) (0 below rank 2), then its kernel's dtypes, leaving the running
+    statistics untouched when it refuses the input's dtype."""
+    _same_as_torch(BATCH_NORM, case)
+
+
+def test_batch_norm_training_updates_statistics_before_reading_a_bias_of_another_dtype():
+    """torch's training kernel updates the running statistics, then fails reading a float64 bias of a float32
+    input; numgrad's checks were missing (it computed)."""
+    def run(L):
+        mean, var = L.zeros(3), L.ones(3)
+        try:
+            F(L).batch_norm(L.arange(6.0).view(2, 3), mean, var, L.ones(3), L.ones(3, dtype=L.float64), True)
+        except RuntimeError as e:
+            return str(e), mean, var
+    _same_as_torch({"case": run}, "case")

@@ -41,12 +41,26 @@ def _sum_over(t, axes):
     return t.sum(axes) if axes else t  # sum(()) would mean every axis
 
 
-def _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
-    out_data = xhat
+def _batch_norm_output(x, weight, bias, view_shape, mean, invstd):
+    """torch's CPU formula: x * alpha + beta per channel, alpha = invstd * weight, beta = bias - mean * alpha
+    (an infinite weight gives its inf and NaN where torch's does)."""
+    alpha = invstd if weight is None else invstd * weight._data.reshape(view_shape)
+    beta = -mean * alpha if bias is None else bias._data.reshape(view_shape) - mean * alpha
+    return x * alpha + beta
+
+
+def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
+    """torch's CPU formula: (x * rstd - mean * rstd) * gamma + beta."""
+    out = x * invstd + (-mean * invstd)
     if weight is not None:
-        out_data = out_data * weight._data.reshape(view_shape)
+        out = out * weight._data.reshape(view_shape)
     if bias is not None:
-        out_data = out_data + bias._data.reshape(view_shape)
+        out = out + bias._data.reshape(view_shape)
+    return out
+
+
+def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
+    """The normalised output as a tensor, with one node for both norms' backward."""
     out = new_tensor(out_data, input._dtype)
     record(name, _normalize_backward, [input, weight, bias], [out],
            {"input": input, "weight": weight, "weight_view": weight.reshape(view_shape) if weight is not None else None,
@@ -157,8 +171,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     dt = x.dtype
     invstd = (1 / np.sqrt(var + np.asarray(eps, dt))).astype(dt)
     mean = mean.astype(dt)
-    xhat = (x - mean) * invstd
-    return _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, axes, training, eps,
+    out = _batch_norm_output(x, weight, bias, view_shape, mean, invstd)
+    return _affine(input, weight, bias, out, view_shape, mean, invstd, axes, axes, training, eps,
                    "NativeBatchNormBackward0")
 
 
@@ -207,6 +221,6 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
         mean = x.mean(axes, keepdims=True)
         var = ((x - mean) ** 2).mean(axes, keepdims=True)
     invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
-    xhat = (x - mean) * invstd
-    return _affine(input, weight, bias, xhat, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
+    out = _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd)
+    return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
                    eps, "NativeLayerNormBackward0")

@@ -132,3 +132,46 @@ def test_batch_norm_training_updates_statistics_before_reading_a_bias_of_another
         except RuntimeError as e:
             return str(e), mean, var
     _same_as_torch({"case": run}, "case")
+
+
+def test_batch_norm_applies_torchs_alpha_beta_form():
+    """numgrad computed (x - mean) * invstd * weight, torch x * alpha + beta with alpha = invstd * weight and
+    beta = bias - mean * alpha: with an infinite weight the two give different infinities and NaNs."""
+    _same_as_torch({"case": lambda L: F(L).batch_norm(L.tensor([[-0.25, 1.0], [0.75, -1.0]]), L.zeros(2), L.ones(2),
+                                                       L.tensor([-float("inf"), 1.0]), None, True)}, "case")
+
+
+NLL = {
+    "int64 input": lambda L: F(L).nll_loss(L.ones(2, 3, dtype=L.int64), L.tensor([0, 1])),
+    "int64 input, target out of bounds (the dtype first)": lambda L: F(L).nll_loss(L.ones(2, 3, dtype=L.int64),
+                                                                                   L.tensor([-1, 1])),
+    "int64 input, empty batch": lambda L: F(L).nll_loss(L.ones(0, 3, dtype=L.int64), L.zeros(0, dtype=L.int64)),
+    "int64 spatial input": lambda L: F(L).nll_loss(L.ones(2, 3, 2, dtype=L.int64), L.zeros(2, 2, dtype=L.int64)),
+    "cross_entropy, int64 empty batch": lambda L: F(L).cross_entropy(L.ones(0, 3, dtype=L.int64),
+                                                                     L.zeros(0, dtype=L.int64), reduction="sum"),
+    "0-d input": lambda L: F(L).nll_loss(L.ones(()), L.tensor(0)),
+    "1-d input, two targets": lambda L: F(L).nll_loss(L.ones(3), L.tensor([0, 1])),
+    "1-d input, unreduced, is 0-d": lambda L: F(L).nll_loss(L.ones(3), L.tensor([1]), reduction="none"),
+    "weight of another dtype": lambda L: F(L).nll_loss(L.ones(2, 3), L.tensor([0, 1]), L.ones(3, dtype=L.int64)),
+    "float target, spatial": lambda L: F(L).nll_loss(L.ones(2, 3, 2, 2), L.zeros(2, 2, 2)),
+    "3-d input, target of the wrong size": lambda L: F(L).nll_loss(L.ones(2, 3, 2), L.zeros(2, dtype=L.int64)),
+    "ignored targets give +0.0": lambda L: F(L).nll_loss(L.zeros(2, 3), L.tensor([0, 1]), ignore_index=0,
+                                                         reduction="none"),
+    "cross_entropy, 0-d input": lambda L: F(L).cross_entropy(L.ones(()), L.tensor(0)),
+    "cross_entropy, int64 probabilities": lambda L: F(L).cross_entropy(L.ones(2, 3), L.ones(2, 3, dtype=L.int64)),
+    "cross_entropy, probabilities and ignore_index": lambda L: F(L).cross_entropy(L.ones(2, 3), L.ones(2, 3),
+                                                                                  ignore_index=0),
+    "cross_entropy, negative label_smoothing is ignored": lambda L: F(L).cross_entropy(
+        L.tensor([[1.0, 2.0, 0.5]]), L.tensor([1]), label_smoothing=-0.1),
+    "cross_entropy, label_smoothing above 1": lambda L: F(L).cross_entropy(L.ones(2, 3), L.ones(2, 3),
+                                                                           label_smoothing=1.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NLL))
+def test_nll_loss_and_cross_entropy_check_in_torchs_order(case):
+    """nll_loss computed on integer inputs (torch: NotImplementedError from nll_loss_out_frame, after the
+    shape checks and before the targets' bounds) and differed from nll_loss_nd / nll_loss's meta / nll_loss2d
+    checks in order and wording; cross_entropy ran log_softmax before its target checks and refused a negative
+    label_smoothing (torch ignores it); an unreduced 1-d input gave shape (1,), and ignored targets -0.0."""
+    _same_as_torch(NLL, case)

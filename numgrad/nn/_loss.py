@@ -32,12 +32,20 @@ def _pointwise_backward(node, g):
     if node.saved("reduction") == "mean":
         g = g / node.saved("numel")
     derivatives = node.saved("derivatives")(node, [wants(node, i) for i in range(len(node.next_functions))])
-    return tuple(None if d is None else d * g for d in derivatives)
+    return tuple(None if d is None else _as_input_dtype(node, i, d * g) for i, d in enumerate(derivatives))
 
 
-def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved):
-    """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do."""
-    out = new_tensor(_reduce_data(elementwise, reduction), inputs[0]._dtype)
+def _as_input_dtype(node, i, grad):
+    """A gradient in its input's dtype (a float32 input of a float64 loss gets a float32 gradient, as torch's
+    engine casts it)."""
+    dtype = node.input_meta[i][1]
+    return grad if grad.dtype is dtype else grad.to(dtype)
+
+
+def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved, dtype=None):
+    """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do; the result
+    has the first input's dtype unless `dtype` says otherwise."""
+    out = new_tensor(_reduce_data(elementwise, reduction), dtype or inputs[0]._dtype)
     record(name, _pointwise_backward, inputs, [out],
            {**saved, "reduction": reduction, "numel": elementwise.size, "derivatives": derivatives})
     return out
@@ -89,10 +97,25 @@ def _bce_derivatives(node, want):
     if want[0]:  # torch divides by max(x(1-x), 1e-12) so that saturated inputs give a finite gradient
         dx = (x - t) / (x * (1 - x)).clamp_min(1e-12)
         dx = dx * w if w is not None else dx
-    if want[1]:
-        dt = (1 - x).log().clamp_min(-100) - x.log().clamp_min(-100)
+    if want[1]:  # torch's -logit(x), unclamped: a saturated input gives an infinite target gradient
+        dt = (1 - x).log() - x.log()
         dt = dt * w if w is not None else dt
     return dx, dt
+
+
+def _check_bce(input, target):
+    """torch's kernel: one dtype for both (TensorIterator's check), a floating one (its dispatch), then each
+    element in order, its input's range before its target's (NaN fails both)."""
+    if target._dtype is not input._dtype:
+        raise RuntimeError(f"Found dtype {target._dtype.word} but expected {input._dtype.word}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"binary_cross_entropy" not implemented for \'{input._dtype.word}\'')
+    x, t = input._data.reshape(-1), target._data.reshape(-1)
+    bad_x, bad_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
+    bad = np.flatnonzero(bad_x | bad_t)
+    if bad.size:
+        which = "input" if bad_x[bad[0]] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -100,9 +123,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _check_bce(input, target)
     x, t = input._data, target._data
-    if ((x < 0) | (x > 1) | (x != x)).any():  # NaN fails it too, as in torch
-        raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):  # log(0) is clamped to -100, as torch does
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
     if weight is not None:
@@ -128,12 +150,33 @@ def _log_sigmoid(x):
     return -((-x.abs()).exp().log1p() + (-x).clamp_min(0))
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+             "operator instead.")
+
+
+def _check_bce_logits(input, target, pos_weight):
+    """The dtype checks of torch's composite, op by op: log_sigmoid(input) (a floating input),
+    (pos_weight - 1), then (1 - target).mul_(input), whose in-place result keeps the target's dtype (the
+    loss's dtype, returned)."""
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for \'{input._dtype.word}\'')
+    if pos_weight is not None and pos_weight._dtype is dtypes.bool_:
+        raise RuntimeError(_BOOL_SUB)
+    if target._dtype is dtypes.bool_:
+        raise RuntimeError(_BOOL_SUB)
+    if not target._dtype.is_floating_point:
+        raise RuntimeError(f"result type {dtypes.promote_types(target._dtype, input._dtype).word} can't be cast to the "
+                           f"desired output type {target._dtype.word}")
+    return target._dtype
+
+
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    out_dtype = _check_bce_logits(input, target, pos_weight)
     x, t = input._data, target._data
     # log(sigmoid(x)) = -(log1p(exp(-|x|)) + max(-x, 0)): no overflow for large |x|
     log_sig = -(np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))
@@ -143,9 +186,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         weight = weight.expand(*input.shape)
         loss = loss * weight._data
-    return _pointwise_loss("BinaryCrossEntropyWithLogitsBackward0", [input, target], loss.astype(x.dtype), reduction,
-                           _bce_logits_derivatives,
-                           {"input": input, "target": target, "weight": weight, "pos_weight": pos_weight})
+    return _pointwise_loss("BinaryCrossEntropyWithLogitsBackward0", [input, target], loss.astype(out_dtype.np),
+                           reduction, _bce_logits_derivatives,
+                           {"input": input, "target": target, "weight": weight, "pos_weight": pos_weight}, out_dtype)
 
 
 # ---- negative log likelihood and cross entropy -----------------------------------------------------

@@ -175,3 +175,33 @@ def test_nll_loss_and_cross_entropy_check_in_torchs_order(case):
     checks in order and wording; cross_entropy ran log_softmax before its target checks and refused a negative
     label_smoothing (torch ignores it); an unreduced 1-d input gave shape (1,), and ignored targets -0.0."""
     _same_as_torch(NLL, case)
+
+
+BCE = {
+    "int64 input, float target": lambda L: F(L).binary_cross_entropy(L.tensor([0, 1]), L.tensor([0.5, 0.5])),
+    "int64 input and target": lambda L: F(L).binary_cross_entropy(L.tensor([0, 1]), L.tensor([0, 1])),
+    "float input, int64 target": lambda L: F(L).binary_cross_entropy(L.tensor([0.5, 0.5]), L.tensor([0, 1])),
+    "target out of range": lambda L: F(L).binary_cross_entropy(L.tensor([0.5, 0.5]), L.tensor([0.5, 1.5])),
+    "target out of range before a later input": lambda L: F(L).binary_cross_entropy(L.tensor([0.5, 2.0]),
+                                                                                    L.tensor([-1.0, 0.5])),
+    "input out of range before a later target": lambda L: F(L).binary_cross_entropy(L.tensor([2.0, 0.5]),
+                                                                                    L.tensor([0.5, -1.0])),
+    "NaN target": lambda L: F(L).binary_cross_entropy(L.tensor([0.5]), L.tensor([float("nan")])),
+    "saturated input: an infinite target gradient": _with_grads(
+        lambda L, x, t: F(L).binary_cross_entropy(x, t), [1.0, 0.0], [0.5, 0.5]),
+    "logits, int64 input": lambda L: F(L).binary_cross_entropy_with_logits(L.tensor([0, 1]), L.tensor([0.5, 0.5])),
+    "logits, bool input": lambda L: F(L).binary_cross_entropy_with_logits(L.tensor([True]), L.tensor([0.5])),
+    "logits, int64 target": lambda L: F(L).binary_cross_entropy_with_logits(L.tensor([0.5]), L.tensor([1])),
+    "logits, bool target": lambda L: F(L).binary_cross_entropy_with_logits(L.tensor([0.5]), L.tensor([True])),
+    "logits, float64 target: the loss is float64": _with_grads(
+        lambda L, x: F(L).binary_cross_entropy_with_logits(x, L.tensor([0.5, 1.0], dtype=L.float64)), [0.3, -2.0]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BCE))
+def test_binary_cross_entropy_checks_dtypes_and_ranges_as_torch(case):
+    """binary_cross_entropy checked only the input's range, before any dtype (torch: one dtype for input and
+    target, a floating one, then each element's input and target range in order) and clamped the target
+    gradient; the logits form computed integer inputs and targets (torch: log_sigmoid's NotImplementedError,
+    then the in-place (1 - target).mul_(input) errors) and gave the input's dtype, not the target's."""
+    _same_as_torch(BCE, case)

@@ -205,3 +205,28 @@ def test_binary_cross_entropy_checks_dtypes_and_ranges_as_torch(case):
     gradient; the logits form computed integer inputs and targets (torch: log_sigmoid's NotImplementedError,
     then the in-place (1 - target).mul_(input) errors) and gave the input's dtype, not the target's."""
     _same_as_torch(BCE, case)
+
+
+CONV = {
+    "dilation 0, batch of 2 (mkldnn)": lambda L: F(L).conv2d(L.ones(2, 2, 3, 3), L.ones(3, 2, 2, 2), dilation=0),
+    "dilation 0, groups 2 (mkldnn)": lambda L: F(L).conv2d(L.ones(1, 2, 3, 3), L.ones(2, 1, 1, 1), dilation=0,
+                                                           groups=2),
+    "dilation 0, one sample (slow path)": lambda L: F(L).conv2d(L.ones(1, 2, 3, 3), L.ones(3, 2, 2, 2), dilation=0),
+    "dilation 0, float64 (slow path)": lambda L: F(L).conv2d(L.ones(2, 2, 3, 3, dtype=L.float64),
+                                                             L.ones(3, 2, 2, 2, dtype=L.float64), dilation=0),
+    "dilation (0, 1), batch of 2": lambda L: F(L).conv2d(L.ones(2, 1, 3, 3), L.ones(1, 1, 2, 1), dilation=(0, 1)),
+    "float64 weight, batch of 2 (mkldnn's wording)": lambda L: F(L).conv2d(L.ones(2, 2, 3, 3),
+                                                                           L.ones(3, 2, 1, 1, dtype=L.float64)),
+    "empty kernel, batch of 2 (oneDNN refuses it)": lambda L: F(L).conv2d(L.ones(2, 2, 3, 3), L.ones(3, 2, 0, 0)),
+    "empty rows, padded": lambda L: F(L).conv2d(L.ones(1, 2, 0, 4), L.ones(3, 2, 1, 1), padding=1),
+    "Conv2d(dilation=0) forward, batch of 2": lambda L: L.nn.Conv2d(2, 3, 2, dilation=0)(L.ones(2, 2, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONV))
+def test_conv2d_checks_as_torchs_chosen_backend(case):
+    """conv2d worded every non-positive dilation as torch's slow kernel; torch 2.13 sends float32 inputs with a
+    batch above 1, several groups, a kernel above 3x3 or many elements to mkldnn, which checks the weight's
+    dtype, then 'non-positive dilation is not supported', then oneDNN refuses an empty kernel; an input with no
+    elements but a batch and channels is refused."""
+    _same_as_torch(CONV, case)

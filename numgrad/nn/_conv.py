@@ -378,13 +378,20 @@ def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     return kernel, stride, padding, dilation, tuple(out_hw)
 
 
+def _lowest(dtype):
+    """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
     kernel, stride, padding, dilation, out_hw = _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input._dtype is dtypes.bool_:  # the kernel's dispatch, after the meta function's checks
+        raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
     n, c, _, w = x.shape
     geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
-    windows = geo.windows(geo.padded(x, -np.inf), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
+    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
     pos = windows.argmax(-1)  # the first maximum, as torch picks it
     values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
     # the window offset as a flat index into the unpadded input plane (torch's `indices`)

@@ -230,3 +230,16 @@ def test_conv2d_checks_as_torchs_chosen_backend(case):
     dtype, then 'non-positive dilation is not supported', then oneDNN refuses an empty kernel; an input with no
     elements but a batch and channels is refused."""
     _same_as_torch(CONV, case)
+
+
+POOL = {
+    "bool input": lambda L: F(L).max_pool2d(L.ones(1, 2, 2, dtype=L.bool), 2),
+    "int64 input, padded": lambda L: F(L).max_pool2d(L.tensor([[[-5, 3], [1, 2]]]), 2, padding=1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(POOL))
+def test_max_pool2d_dtypes_as_torch(case):
+    """max_pool2d failed on bool inputs with NumPy's ValueError (torch: its kernel's NotImplementedError after
+    the argument checks) and padded integer inputs with a cast of -inf (a RuntimeWarning)."""
+    _same_as_torch(POOL, case)

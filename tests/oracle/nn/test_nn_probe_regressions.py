@@ -243,3 +243,40 @@ def test_max_pool2d_dtypes_as_torch(case):
     """max_pool2d failed on bool inputs with NumPy's ValueError (torch: its kernel's NotImplementedError after
     the argument checks) and padded integer inputs with a cast of -inf (a RuntimeWarning)."""
     _same_as_torch(POOL, case)
+
+
+def _params(L):
+    return [L.nn.Parameter(L.ones(2))]
+
+
+OPTIM = {
+    "SGD, 2-element tensor lr": lambda L: L.optim.SGD(_params(L), lr=L.tensor([0.1, 0.2])),
+    "RMSprop, 2-element tensor lr": lambda L: L.optim.RMSprop(_params(L), lr=L.tensor([0.1, 0.2])),
+    "Adam, tensor lr with foreach": lambda L: L.optim.Adam(_params(L), lr=L.tensor(0.1), foreach=True),
+    "Adam, an int beta": lambda L: L.optim.Adam(_params(L), betas=(0, 0.9)),
+    "Adam, a tensor and a float beta": lambda L: L.optim.Adam(_params(L), betas=(L.tensor(0.9), 0.9)),
+    "Adam, fused with foreach": lambda L: L.optim.Adam(_params(L), fused=True, foreach=True),
+    "SGD, fused and differentiable": lambda L: L.optim.SGD(_params(L), lr=0.1, fused=True, differentiable=True),
+    "SGD over a set": lambda L: L.optim.SGD(set(_params(L)), lr=0.1),
+    "add_param_group of a list": lambda L: L.optim.SGD(_params(L), lr=0.1).add_param_group([1]),
+    "SGD, negative lr": lambda L: L.optim.SGD(_params(L), lr=-0.1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPTIM))
+def test_optimizer_arguments_checked_as_torch(case):
+    """Optimizers accepted multi-element tensor learning rates, int or mixed betas, fused with foreach or
+    differentiable, parameter sets and non-dict groups, each of which torch refuses with its own message."""
+    _same_as_torch(OPTIM, case)
+
+
+def test_duplicate_parameters_warn_as_torch():
+    """A group listing a parameter twice: torch warns (numgrad said nothing)."""
+    import warnings
+    for L in (torch, numgrad):
+        p = L.nn.Parameter(L.ones(2))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            L.optim.SGD([p, p], lr=0.1)
+        assert [str(w.message)[:60] for w in caught] == [
+            "optimizer contains a parameter group with duplicate paramete"], L.__name__

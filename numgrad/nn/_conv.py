@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._core import dtypes
 from .._core.state import STATE
 from ..backend import dispatch
 from ..node import record
@@ -208,8 +209,14 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input size")
     if input.numel() == 0:  # torch's empty-input path computes the output's shape only
+        if input.shape[0] and input.shape[1]:
+            raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
+                               f"{list(input.shape)}")
         return stride, padding, dilation
     kernel = wshape[2:]
+    if _uses_mkldnn(input, weight, stride, padding, dilation, groups):
+        _check_mkldnn(input, weight, dilation, kernel)
+        return stride, padding, dilation
     if dilation != (1, 1):  # the dilated CPU kernel
         if any(n <= 0 for n in kernel):
             raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
@@ -221,6 +228,31 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
     if input._dtype is not weight._dtype:
         raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
     return stride, padding, dilation
+
+
+def _uses_mkldnn(input, weight, stride, padding, dilation, groups):
+    """torch's ConvParams::use_mkldnn for a CPU float32 input (its backend decides which checks and words
+    follow). torch's default thread count is the core count; numgrad assumes more than one, where the
+    thread clause makes the first condition true."""
+    if input._dtype is not dtypes.float32:
+        return False
+    n, c, h, w = input.shape
+    kh, kw = weight.shape[2:]
+    return groups > 1 or (kh > 3 and kw > 3) or n > 1 or n * c * h * w > 20480
+
+
+def _check_mkldnn(input, weight, dilation, kernel):
+    """The mkldnn backend's checks, in their order: the weight's dtype, the dilation, then oneDNN's refusal of
+    an empty kernel."""
+    if weight._dtype is not input._dtype:
+        raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) "
+                           "should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError("could not create a primitive descriptor for the convolution forward propagation "
+                           "primitive. Run workload with environment variable ONEDNN_VERBOSE=all to get additional "
+                           "diagnostic information.")
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
@@ -346,13 +378,20 @@ def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     return kernel, stride, padding, dilation, tuple(out_hw)
 
 
+def _lowest(dtype):
+    """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
     kernel, stride, padding, dilation, out_hw = _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input._dtype is dtypes.bool_:  # the kernel's dispatch, after the meta function's checks
+        raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
     n, c, _, w = x.shape
     geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
-    windows = geo.windows(geo.padded(x, -np.inf), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
+    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
     pos = windows.argmax(-1)  # the first maximum, as torch picks it
     values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
     # the window offset as a flat index into the unpadded input plane (torch's `indices`)

@@ -22,15 +22,29 @@ def _addmm_backward(node, g):
     return bias_grad, input_grad, weight_grad
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
-def _addmm(input, weight, bias):
-    """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
-    (n, k), (m, k2) = input._data.shape, weight._data.shape
-    if k != k2:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+def _check_addmm(input, weight, bias):
+    """torch's checks of addmm(bias, input, weight.t()), in its order (weight.t() first, then addmm's meta
+    function: dtypes, ranks, shapes)."""
+    if weight.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.dim()}D")
+    if bias._dtype is not weight._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias._dtype.word} and "
+                           f"{weight._dtype.word}")
     if input._dtype is not weight._dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input._dtype.word} and "
                            f"{weight._dtype.word}")
+    if weight.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {weight.dim()}-D tensor")
+    (n, k), (m, k2) = input._data.shape, weight._data.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _addmm(input, weight, bias):
+    """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
+    _check_addmm(input, weight, bias)
+    (n, k), (m, k2) = input._data.shape, weight._data.shape
     check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
@@ -46,21 +60,31 @@ def _addmm(input, weight, bias):
 def linear(input, weight, bias=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
     if bias is None:
         return input.matmul(weight.t())
     if input._data.ndim == 2:
         return _addmm(input, weight, bias)
-    if bias._data.ndim != 1:  # torch's generic path: the product, then the bias added
-        out = input.matmul(weight.t())
-        if input._data.ndim == 1 and np.broadcast_shapes(out.shape, bias.shape) != out.shape:
-            # added in place there, into the 1-d product
-            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
-                               f"{list(np.broadcast_shapes(out.shape, bias.shape))}")
-        return out + bias
-    # other ranks fold into rows (views on both sides, as torch does)
+    if _bias_fusable(bias) and input.is_contiguous():
+        return _flatten_nd_linear(input, weight, bias)
+    # torch's generic path: the product, then the bias added in place (its errors for a bias that does not
+    # broadcast to the product's shape)
+    return input.matmul(weight.t()).add_(bias)
+
+
+def _bias_fusable(bias):
+    """torch's is_bias_likely_fusable: a contiguous bias with one non-unit dimension (or one dimension)."""
+    return (bias.dim() == 1 or bias.squeeze().dim() == 1) and bias.is_contiguous()
+
+
+def _flatten_nd_linear(input, weight, bias):
+    """Other ranks fold into rows, one addmm, and a view back (as torch). The row count is the product of the
+    leading sizes, not -1, which a reshape cannot resolve when the last size is 0."""
     lead = input._data.shape[:-1]
-    out = _addmm(input.reshape(-1, input._data.shape[-1]), weight, bias)
-    return out.reshape(*lead, weight._data.shape[0])
+    out = _addmm(input.reshape(int(np.prod(lead)), input._data.shape[-1]), weight, bias)
+    return out.view(*lead, out._data.shape[1])
 
 
 def _embedding_backward(node, g):

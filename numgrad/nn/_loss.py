@@ -32,12 +32,20 @@ def _pointwise_backward(node, g):
     if node.saved("reduction") == "mean":
         g = g / node.saved("numel")
     derivatives = node.saved("derivatives")(node, [wants(node, i) for i in range(len(node.next_functions))])
-    return tuple(None if d is None else d * g for d in derivatives)
+    return tuple(None if d is None else _as_input_dtype(node, i, d * g) for i, d in enumerate(derivatives))
 
 
-def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved):
-    """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do."""
-    out = new_tensor(_reduce_data(elementwise, reduction), inputs[0]._dtype)
+def _as_input_dtype(node, i, grad):
+    """A gradient in its input's dtype (a float32 input of a float64 loss gets a float32 gradient, as torch's
+    engine casts it)."""
+    dtype = node.input_meta[i][1]
+    return grad if grad.dtype is dtype else grad.to(dtype)
+
+
+def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved, dtype=None):
+    """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do; the result
+    has the first input's dtype unless `dtype` says otherwise."""
+    out = new_tensor(_reduce_data(elementwise, reduction), dtype or inputs[0]._dtype)
     record(name, _pointwise_backward, inputs, [out],
            {**saved, "reduction": reduction, "numel": elementwise.size, "derivatives": derivatives})
     return out
@@ -89,10 +97,25 @@ def _bce_derivatives(node, want):
     if want[0]:  # torch divides by max(x(1-x), 1e-12) so that saturated inputs give a finite gradient
         dx = (x - t) / (x * (1 - x)).clamp_min(1e-12)
         dx = dx * w if w is not None else dx
-    if want[1]:
-        dt = (1 - x).log().clamp_min(-100) - x.log().clamp_min(-100)
+    if want[1]:  # torch's -logit(x), unclamped: a saturated input gives an infinite target gradient
+        dt = (1 - x).log() - x.log()
         dt = dt * w if w is not None else dt
     return dx, dt
+
+
+def _check_bce(input, target):
+    """torch's kernel: one dtype for both (TensorIterator's check), a floating one (its dispatch), then each
+    element in order, its input's range before its target's (NaN fails both)."""
+    if target._dtype is not input._dtype:
+        raise RuntimeError(f"Found dtype {target._dtype.word} but expected {input._dtype.word}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"binary_cross_entropy" not implemented for \'{input._dtype.word}\'')
+    x, t = input._data.reshape(-1), target._data.reshape(-1)
+    bad_x, bad_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
+    bad = np.flatnonzero(bad_x | bad_t)
+    if bad.size:
+        which = "input" if bad_x[bad[0]] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -100,9 +123,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _check_bce(input, target)
     x, t = input._data, target._data
-    if ((x < 0) | (x > 1) | (x != x)).any():  # NaN fails it too, as in torch
-        raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):  # log(0) is clamped to -100, as torch does
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
     if weight is not None:
@@ -128,12 +150,33 @@ def _log_sigmoid(x):
     return -((-x.abs()).exp().log1p() + (-x).clamp_min(0))
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+             "operator instead.")
+
+
+def _check_bce_logits(input, target, pos_weight):
+    """The dtype checks of torch's composite, op by op: log_sigmoid(input) (a floating input),
+    (pos_weight - 1), then (1 - target).mul_(input), whose in-place result keeps the target's dtype (the
+    loss's dtype, returned)."""
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for \'{input._dtype.word}\'')
+    if pos_weight is not None and pos_weight._dtype is dtypes.bool_:
+        raise RuntimeError(_BOOL_SUB)
+    if target._dtype is dtypes.bool_:
+        raise RuntimeError(_BOOL_SUB)
+    if not target._dtype.is_floating_point:
+        raise RuntimeError(f"result type {dtypes.promote_types(target._dtype, input._dtype).word} can't be cast to the "
+                           f"desired output type {target._dtype.word}")
+    return target._dtype
+
+
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    out_dtype = _check_bce_logits(input, target, pos_weight)
     x, t = input._data, target._data
     # log(sigmoid(x)) = -(log1p(exp(-|x|)) + max(-x, 0)): no overflow for large |x|
     log_sig = -(np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))
@@ -143,9 +186,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         weight = weight.expand(*input.shape)
         loss = loss * weight._data
-    return _pointwise_loss("BinaryCrossEntropyWithLogitsBackward0", [input, target], loss.astype(x.dtype), reduction,
-                           _bce_logits_derivatives,
-                           {"input": input, "target": target, "weight": weight, "pos_weight": pos_weight})
+    return _pointwise_loss("BinaryCrossEntropyWithLogitsBackward0", [input, target], loss.astype(out_dtype.np),
+                           reduction, _bce_logits_derivatives,
+                           {"input": input, "target": target, "weight": weight, "pos_weight": pos_weight}, out_dtype)
 
 
 # ---- negative log likelihood and cross entropy -----------------------------------------------------
@@ -157,30 +200,87 @@ def _nll_backward(node, g):
     return (coef * g,)
 
 
-def _check_target(input, target):
-    if input._data.ndim < 1:
-        raise RuntimeError("input tensor should be 1D or 2D")
+def _size0(t):
+    """t.size(0), raising as torch does for a 0-d tensor."""
+    if t.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return t.shape[0]
+
+
+def _check_nll_nd(input, target):
+    """nll_loss_nd's checks, before it picks nll_loss (ranks 1, 2) or nll_loss2d (other ranks, viewed as 4-d).
+    A 0-d target's batch size reads as 0 there, as in torch."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    target_batch = target.shape[0] if target.dim() else 0
+    if input.dim() != 1 and input.shape[0] != target_batch:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target_batch}).")
+    if input.dim() in (3,) or input.dim() > 4:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape[1:]) != expected[1:]:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+
+
+def _check_nll(input, target, weight):
+    """nll_loss's meta function (ranks 1 and 2), in its order."""
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    _check_target_dtype(target)
+    if input.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    if input.dim() != 1 and input.shape[0] != _size0(target):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+    n_classes = input.shape[-1]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+
+
+def _check_nll2d(input, target, weight):
+    """nll_loss2d's checks (check_inputs_nll_loss2d) for a 4-d input; other ranks reach it viewed as 4-d,
+    with targets that fit by then."""
+    if input.dim() == 4 and target.dim() != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.dim()}")
+    _check_target_dtype(target)
+    if weight is not None and weight.numel() != input.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if input.dim() == 4 and (input.shape[0], *input.shape[2:]) != tuple(target.shape):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+
+
+def _check_target_dtype(target):
     if target._dtype is not dtypes.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target._dtype.word}")
-    if input._data.ndim >= 2 and target._data.shape[:1] != input._data.shape[:1]:
-        raise ValueError(f"Expected input batch_size ({input._data.shape[0]}) to match target batch_size "
-                         f"({target._data.shape[0] if target._data.ndim else 1}).")
-    if input._data.ndim > 2 and target._data.shape[1:] != input._data.shape[2:]:
-        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+
+
+def _check_nll_kernel(input, target, weight):
+    """The CPU kernel's dispatch on the input's dtype, then its read of the weight as the input's type."""
+    spatial = input.dim() not in (1, 2)
+    if not input._dtype.is_floating_point:
+        name = "nll_loss2d_forward_out_frame" if spatial else "nll_loss_out_frame"
+        raise NotImplementedError(f'"{name}" not implemented for \'{input._dtype.word}\'')
+    if weight is not None and weight._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     check_reduction(reduction)
-    _check_target(input, target)
+    _check_nll_nd(input, target)
+    if input.dim() in (1, 2):
+        _check_nll(input, target, weight)
+    else:
+        _check_nll2d(input, target, weight)
+    _check_nll_kernel(input, target, weight)
     class_dim = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[class_dim]
-    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):  # it is indexed by the target
-        if input._data.ndim >= 3:  # nll_loss2d's wording
-            raise RuntimeError("weight tensor should be defined either for all or no classes")
-        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
-                           f"weight tensor of shape: {list(weight.shape)}")
     nll = dispatch.by_device([input._data, target._data], _nll_loss_numpy, _nll_loss_tensor_ops)
     return nll(input, target, weight, ignore_index, reduction, class_dim, n_classes)
+
+
+def _none_shape(input, target):
+    """The unreduced loss's shape: the target's, or a scalar for a 1-d input (one sample), as torch's."""
+    return () if input.dim() == 1 else target._data.shape
 
 
 def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n_classes):
@@ -195,12 +295,12 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
     w = np.ones(n_classes, x.dtype) if weight is None else weight._data.astype(x.dtype)
     wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
     rows = np.arange(t.size)
-    losses = -wt * x[rows, safe_t]
+    losses = np.where(ignored, 0, -x[rows, safe_t] * wt).astype(x.dtype)  # an ignored target's loss is +0.0
     # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
     name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
     view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
     if reduction == "none":
-        data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else target._data.shape), 1
+        data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else _none_shape(input, target)), 1
     elif reduction == "sum":
         data, scale = losses.sum(), 1
     else:  # the weighted mean: an all-ignored batch gives 0/0 = nan, as in torch
@@ -216,7 +316,7 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
         moved = np.moveaxis(input._data, class_dim, -1).shape
         coef = np.moveaxis(coef.reshape(moved), -1, class_dim)
         record(name, _nll_backward, [input], [out], {"coef": constant(np.ascontiguousarray(coef)), "reduction": reduction,
-                                                     "class_dim": class_dim, "target_shape": target._data.shape})
+                                                     "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out
 
 
@@ -240,10 +340,11 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
         # the targets are checked: the kernels directly, without the ops' bounds checks
         wt = Tensor._make(device_index.take(w, (safe_t._data.reshape(-1),)), x._dtype).masked_fill(ignored, 0)
         picked = Tensor._make(device_index.take_along_axis(x._data, safe_t._data, 1), x._dtype)
-        losses = -wt * picked.squeeze(1)
+        losses = (-picked.squeeze(1) * wt).masked_fill(ignored, 0)  # an ignored target's loss is +0.0
         view_back = reduction == "none" and ndim not in (1, 2, 4)
         if reduction == "none":
-            data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else target._data.shape), None
+            data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else
+                                         _none_shape(input, target)), None
         elif reduction == "sum":
             data, scale = losses.sum(), None
         else:  # the weighted mean: an all-ignored batch gives 0/0 = nan, as in torch
@@ -260,26 +361,37 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
     name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
     if input._requires_grad:
         record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype), "reduction": reduction,
-                                                     "class_dim": class_dim, "target_shape": target._data.shape})
+                                                     "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
+    """torch's cross_entropy_loss: a target of the input's shape holds class probabilities; otherwise class
+    indices through nll_loss, mixed with a smoothing term when label_smoothing is positive (a negative one is
+    ignored, as in torch)."""
     check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 1 if input._data.ndim >= 2 else 0
-    logp = log_softmax(input, class_dim)
-    if target.shape == input.shape and target._dtype.is_floating_point:
-        return _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothing, class_dim)
+    class_dim = 0 if input.dim() == 1 else 1  # torch's choice: a 0-d input fails log_softmax's dim check
     if target.shape == input.shape:
-        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                           f"{target._dtype.word}")
+        if not target._dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{target._dtype.word}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_label_smoothing(label_smoothing)
+        return _cross_entropy_probabilities(log_softmax(input, class_dim), target, weight, reduction,
+                                            label_smoothing, class_dim)
+    _check_label_smoothing(label_smoothing)
+    logp = log_softmax(input, class_dim)
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing == 0.0:
+    if label_smoothing <= 0.0:
         return loss
     return _smoothed(loss, logp, target, weight, ignore_index, reduction, label_smoothing, class_dim)
+
+
+def _check_label_smoothing(label_smoothing):
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
 
 
 def _class_view(weight, ndim, class_dim):

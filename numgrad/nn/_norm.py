@@ -1,7 +1,10 @@
 """batch_norm (NativeBatchNormBackward0) and layer_norm (NativeLayerNormBackward0), with backward written as
 tensor expressions so that create_graph differentiates through them."""
+import warnings
+
 import numpy as np
 
+from .._core import dtypes
 from .._core.state import STATE
 from ..node import record
 from ._common import constant, new_tensor, wants
@@ -38,12 +41,26 @@ def _sum_over(t, axes):
     return t.sum(axes) if axes else t  # sum(()) would mean every axis
 
 
-def _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
-    out_data = xhat
+def _batch_norm_output(x, weight, bias, view_shape, mean, invstd):
+    """torch's CPU formula: x * alpha + beta per channel, alpha = invstd * weight, beta = bias - mean * alpha
+    (an infinite weight gives its inf and NaN where torch's does)."""
+    alpha = invstd if weight is None else invstd * weight._data.reshape(view_shape)
+    beta = -mean * alpha if bias is None else bias._data.reshape(view_shape) - mean * alpha
+    return x * alpha + beta
+
+
+def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
+    """torch's CPU formula: (x * rstd - mean * rstd) * gamma + beta."""
+    out = x * invstd + (-mean * invstd)
     if weight is not None:
-        out_data = out_data * weight._data.reshape(view_shape)
+        out = out * weight._data.reshape(view_shape)
     if bias is not None:
-        out_data = out_data + bias._data.reshape(view_shape)
+        out = out + bias._data.reshape(view_shape)
+    return out
+
+
+def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
+    """The normalised output as a tensor, with one node for both norms' backward."""
     out = new_tensor(out_data, input._dtype)
     record(name, _normalize_backward, [input, weight, bias], [out],
            {"input": input, "weight": weight, "weight_view": weight.reshape(view_shape) if weight is not None else None,
@@ -52,47 +69,136 @@ def _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, param_axe
     return out
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    x = input._data
-    if x.ndim < 2:
-        raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
-    channels = x.shape[1]
-    axes = (0,) + tuple(range(2, x.ndim))
-    view_shape = (1, channels) + (1,) * (x.ndim - 2)
-    if training:
-        count = x.size // channels if channels else 0
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+def _verify_batch_size(shape):
+    """F.batch_norm's Python check in training: one value per channel has no variance (torch indexes size[0]
+    first, so a 0-d input fails on the empty tuple)."""
+    if not len(shape):
+        raise IndexError("tuple index out of range")
+    count = shape[0]
+    for size in shape[2:]:
+        count *= size
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {shape}")
+
+
+def _check_num_features(num_features, running_mean, running_var, weight, bias, training):
+    """The batch_norm composite's checks, in its order: each given tensor has one element per channel, and
+    evaluation needs the running statistics."""
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is None:
             if not training and name.startswith("running"):
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-        elif t.numel() != channels:  # torch's check_dims_match_num_input_features
-            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+        elif t.numel() != num_features:
+            raise RuntimeError(f"{name} should contain {num_features} elements not {t.numel()}")
+
+
+def _check_floating(input, name):
+    """The CPU kernels dispatch on floating input dtypes only."""
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}" not implemented for \'{input._dtype.word}\'')
+
+
+def _check_mixed(input, *params):
+    """Parameters whose first given one has another dtype than the input are torch's 'mixed' case, allowed only
+    for Half/BFloat16 inputs (which numgrad lacks) with Float parameters."""
+    given = [p for p in params if p is not None]
+    if given and given[0]._dtype is not input._dtype:
+        if any(p._dtype is not dtypes.float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _check_same_dtype(input, *params):
+    """A parameter read as the input's scalar type (data_ptr<T>) when the first one given matched it."""
+    for p in params:
+        if p is not None and p._dtype is not input._dtype:
+            raise RuntimeError(f"expected scalar type {input._dtype.word} but found {p._dtype.word}")
+
+
+def _empty_batch_norm(input, weight, bias):
+    """torch's path for an input without elements: a copy, times weight[0], plus bias[0] (no statistics)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight.select(0, 0)
+    if bias is not None:
+        out = out + bias.select(0, 0)
+    return out
+
+
+def _check_rank(input, training):
+    """Inputs of rank below 2 pass the composite's checks (num_features 0) and fail in the kernel."""
+    if input.dim() == 0 and not training:
+        raise RuntimeError("SmallVector unable to grow. Requested capacity (18446744073709551615) is larger than "
+                           "maximum value for size type (4294967295)")
+    if not training:  # the evaluation kernel dispatches on the dtype before it reads size(1)
+        _check_floating(input, "batch_norm")
+    raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """torch's order: F.batch_norm's batch-size check, the composite's empty-input path and its per-channel
+    checks, then the CPU kernel's dtype checks (running statistics are updated before a parameter of another
+    dtype is read, as torch's kernel does)."""
     if training:
+        _verify_batch_size(input.shape)
+    num_features = input.shape[1] if input.dim() > 1 else 0
+    if input.numel() == 0:
+        return _empty_batch_norm(input, weight, bias)
+    _check_num_features(num_features, running_mean, running_var, weight, bias, training)
+    if input.dim() < 2:
+        _check_rank(input, training)
+    _check_floating(input, "batch_norm")
+    _check_mixed(input, weight, bias, running_mean, running_var)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    x = input._data
+    channels = x.shape[1]
+    axes = (0,) + tuple(range(2, x.ndim))
+    view_shape = (1, channels) + (1,) * (x.ndim - 2)
+    count = x.size // channels
+    if training:  # the statistics' kernel reads the running ones; the affine parameters are read after it
+        _check_same_dtype(input, running_mean, running_var)
         mean = x.mean(axes, keepdims=True)
         var = ((x - mean) ** 2).mean(axes, keepdims=True)
-        if running_mean is not None:
-            running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean.reshape(-1)
-            running_mean._vc[0] += 1
-        if running_var is not None:  # the running variance is the unbiased one
-            unbiased = var.reshape(-1) * (count / (count - 1))
-            running_var._data[...] = (1 - momentum) * running_var._data + momentum * unbiased
-            running_var._vc[0] += 1
+        _update_running(running_mean, running_var, mean, var, count, momentum)
+        _check_same_dtype(input, weight, bias)
     else:
+        _check_same_dtype(input, weight, bias, running_mean, running_var)
         mean, var = running_mean._data.reshape(view_shape), running_var._data.reshape(view_shape)
     dt = x.dtype
     invstd = (1 / np.sqrt(var + np.asarray(eps, dt))).astype(dt)
     mean = mean.astype(dt)
-    xhat = (x - mean) * invstd
-    return _affine(input, weight, bias, xhat, view_shape, mean, invstd, axes, axes, training, eps,
+    out = _batch_norm_output(x, weight, bias, view_shape, mean, invstd)
+    return _affine(input, weight, bias, out, view_shape, mean, invstd, axes, axes, training, eps,
                    "NativeBatchNormBackward0")
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _update_running(running_mean, running_var, mean, var, count, momentum):
+    """The running statistics' momentum update (the variance's unbiased estimate), outside autograd."""
+    if running_mean is not None:
+        running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean.reshape(-1)
+        running_mean._vc[0] += 1
+    if running_var is not None:
+        unbiased = var.reshape(-1) * (count / (count - 1))
+        running_var._data[...] = (1 - momentum) * running_var._data + momentum * unbiased
+        running_var._vc[0] += 1
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch's order: the mixed-dtype check of the parameters, the shapes, then the kernel's dtype dispatch
+    and its reads of the parameters as the input's type."""
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    _check_mixed(input, weight, bias)
+    _check_layer_norm_shapes(input, normalized_shape, weight, bias)
+    _check_floating(input, "LayerNormKernelImpl")
+    _check_same_dtype(input, weight, bias)
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _check_layer_norm_shapes(input, normalized_shape, weight, bias):
     x = input._data
     k = len(normalized_shape)
     if x.shape[x.ndim - k:] != normalized_shape or x.ndim < k:
@@ -103,11 +209,18 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if p is not None and tuple(p.shape) != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(p.shape)} and normalized_shape = {list(normalized_shape)}")
-    axes = tuple(range(x.ndim - k, x.ndim))
-    mean = x.mean(axes, keepdims=True)
-    var = ((x - mean) ** 2).mean(axes, keepdims=True)
-    invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
-    xhat = (x - mean) * invstd
-    return _affine(input, weight, bias, xhat, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
-                   eps, "NativeLayerNormBackward0")
 
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _layer_norm(input, normalized_shape, weight, bias, eps):
+    x = input._data
+    k = len(normalized_shape)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    with warnings.catch_warnings():  # the mean of no elements (an empty normalized shape) is NaN, silently
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = x.mean(axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axes, keepdims=True)
+    invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
+    out = _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd)
+    return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
+                   eps, "NativeLayerNormBackward0")

@@ -5,10 +5,13 @@ import math
 from ..ops import creation
 from .._core import dtypes
 from ..backend.dispatch import optim
-from .optimizer import Optimizer, zeros_like_param
+from ..tensor import Tensor
+from .optimizer import Optimizer, check_fused, check_tensor_lr, zeros_like_param
 
 
-def _check(lr, eps, betas, weight_decay):
+def _check(lr, eps, betas, weight_decay, foreach, capturable, differentiable, fused):
+    """torch's checks of Adam's options, in its order."""
+    check_tensor_lr(lr, "lr", foreach, capturable)
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
     if not 0.0 <= eps:
@@ -19,14 +22,25 @@ def _check(lr, eps, betas, weight_decay):
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if not (all(isinstance(b, float) for b in betas[:2]) or all(isinstance(b, Tensor) for b in betas[:2])):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i in (0, 1):
+        check_tensor_lr(betas[i], f"betas[{i}]", foreach, capturable)
+    check_fused(fused, differentiable, foreach)
+
+
+def _to_scalar(value):
+    """A 1-element tensor beta as its number (torch's _to_scalar keeps it a 0-d tensor; its value is what the
+    update reads)."""
+    return value.item() if isinstance(value, Tensor) else value
 
 
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        _check(lr, eps, betas, weight_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+        _check(lr, eps, betas, weight_decay, foreach, capturable, differentiable, fused)
+        super().__init__(params, dict(lr=lr, betas=tuple(_to_scalar(b) for b in betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))

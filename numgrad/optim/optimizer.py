@@ -1,5 +1,6 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict; subclasses define _update."""
 import copy
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,31 @@ def zeros_like_param(p):
     return Tensor._make(dispatch.zeros(p._shape, p._dtype.np, p._data), p._dtype)
 
 
+def _typename(obj):
+    """torch.typename: a builtin's bare name, otherwise module.qualname."""
+    module = getattr(type(obj), "__module__", "") or ""
+    qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def check_tensor_lr(lr, name="lr", foreach=None, capturable=True):
+    """torch's check of a learning rate (or beta) given as a tensor: one element (and, for the optimizers with
+    a capturable option, not with foreach=True unless capturable)."""
+    if isinstance(lr, Tensor):
+        if foreach and not capturable:
+            raise ValueError(f"{name} as a Tensor is not supported for capturable=False and foreach=True")
+        if lr.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element")
+
+
+def check_fused(fused, differentiable, foreach):
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -40,18 +66,28 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group):
+        """torch's checks, in its order: a dict, an ordered collection of leaf tensors, the required options,
+        a warning for duplicates within the group, an error for parameters of other groups."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
         param_group = dict(param_group)
         param_group["params"] = [params] if isinstance(params, Tensor) else list(params)
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
+        if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
         existing = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in existing for p in param_group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")

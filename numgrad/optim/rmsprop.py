@@ -3,12 +3,13 @@
 from ..ops import creation
 from .._core import dtypes
 from ..backend.dispatch import optim
-from .optimizer import Optimizer, zeros_like_param
+from .optimizer import Optimizer, check_tensor_lr, zeros_like_param
 
 
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
+        check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:

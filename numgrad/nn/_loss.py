@@ -110,12 +110,13 @@ def _check_bce(input, target):
         raise RuntimeError(f"Found dtype {target._dtype.word} but expected {input._dtype.word}")
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"binary_cross_entropy" not implemented for \'{input._dtype.word}\'')
-    x, t = input._data.reshape(-1), target._data.reshape(-1)
-    bad_x, bad_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
-    bad = np.flatnonzero(bad_x | bad_t)
-    if bad.size:
-        which = "input" if bad_x[bad[0]] else "target"
-        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+    with no_grad():  # tensor ops: the check runs where the data lives, one flag comes back to the host
+        bad_x, bad_t = ~((input >= 0) & (input <= 1)), ~((target >= 0) & (target <= 1))
+        if not (bad_x | bad_t).any().item():
+            return
+        x, t = dispatch.to_host(bad_x._data).reshape(-1), dispatch.to_host(bad_t._data).reshape(-1)
+    first = np.flatnonzero(x | t)[0]
+    raise RuntimeError(f"all elements of {'input' if x[first] else 'target'} should be between 0 and 1")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

@@ -146,6 +146,9 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
+        if isinstance(node.func, ast.Name) and node.func.id in ("power", "scalar_power") and len(node.args) == 2 \
+                and _is_number(node.args[1]) and node.args[1].value in POW_FORMS:  # pow's constant exponents too
+            return _Replace(node.args[0]).visit(ast.parse(POW_FORMS[node.args[1].value], mode="eval").body)
         if isinstance(node.func, ast.Name) and node.func.id in KERNEL_FUNCS:
             node.func = ast.parse(kernel_func(node.func.id, self.dtype_name, self.target), mode="eval").body
         return node

@@ -404,22 +404,16 @@ def result_layout(entry, args, tensors, shape):
                     return _laid_out(entry, args, shape)
                 continue
             arr = e.arr
-        if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != C_STRIDES.get((arr.shape, arr.itemsize))
-                                          and not _standard(arr)):
+        # a C-contiguous array may still give a size-1 dim other strides (a transposed row), which the sort reads
+        if not arr.flags.c_contiguous or (1 in arr.shape and arr.strides != _c_strides_bytes(arr.shape, arr.itemsize)):
             return _laid_out(entry, args, shape)
     return None
 
 
-C_STRIDES = {}  # (shape, itemsize) -> C-order strides in bytes, for shapes with a size-1 dim
-
-
-def _standard(arr):
-    """Whether C-contiguous `arr` has C-order strides on its size-1 dims too (a transposed row has not)."""
-    if len(C_STRIDES) > 4096:
-        C_STRIDES.clear()
-    key = (arr.shape, arr.itemsize)
-    strides = C_STRIDES[key] = tuple(s * arr.itemsize for s in contiguous_strides(arr.shape))
-    return arr.strides == strides
+@functools.lru_cache(maxsize=4096)
+def _c_strides_bytes(shape, itemsize):
+    """C-order strides in bytes (for shapes with a size-1 dim, whose strides a C-contiguous array may vary)."""
+    return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
 def _laid_out(entry, args, shape):

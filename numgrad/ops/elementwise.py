@@ -14,7 +14,7 @@ from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
-from ..node import LAST, Node, edge_of
+from ..node import LAST, Node, check_differentiable, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -121,20 +121,20 @@ def apply(name, *args):
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
             if t._requires_grad or (t._base is not None and wants_grad(t)):
-                if out_dtype.is_floating_point or _records_integer_result(entry, out_dtype):
+                if out_dtype.is_floating_point or _records_integer_result(entry, result):
                     node_class(name)(entry, args, result, compute)
                 break
     return result
 
 
-def _records_integer_result(entry, out_dtype):
+def _records_integer_result(entry, result):
     """An integer tensor requires grad only after an in-place write of a value that does. torch then refuses
     to give an out-of-place integer result a grad_fn, records an in-place one, and records nothing for an op
     without a derivative (floor_divide)."""
     if entry.node == NOT_IMPLEMENTED_NODE:
         return False
     if not STATE.in_place:
-        raise RuntimeError(f"Autograd not support dtype: {out_dtype.word}")
+        check_differentiable((result,))
     return True
 
 

@@ -147,12 +147,13 @@ class SavedTensor:
     An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
 
     __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
-                 "hooks", "packed", "freed")
+                 "hooks", "packed", "freed", "producer")
 
     def __init__(self, t, node, is_output):
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
+        self.producer = None  # for an output written in place through a view: a weak reference to its grad_fn
         hooks = STATE.saved_tensor_hooks
         self.hooks = hooks[-1] if hooks else None
         self.output_nr = t._output_nr
@@ -179,8 +180,10 @@ class SavedTensor:
             shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
             fn = self.tensor.grad_fn if self.tensor is not None else node
+            producer = self.producer() if self.producer is not None else None
+            name = producer.name() if producer is not None else fn.name() if fn is not None else ""
             # torch drops "Backward" and a 0 after it: MulBackward0 is Mul, PowBackward1 is Pow1
-            op = re.sub(r"Backward(?:0$|(?=\d+$))", "", fn.name()) if fn is not None else ""
+            op = re.sub(r"Backward(?:0$|(?=\d+$))", "", name)
             nr = self.tensor._output_nr if self.tensor is not None else self.output_nr
             where = f", which is output {nr} of {op}," if op else ""
             raise RuntimeError(
@@ -206,6 +209,16 @@ class SavedTensor:
         return out
 
 
+def check_saved_versions(node):
+    """torch's backward unpacks every saved tensor before computing: the saved inputs in alphabetical order
+    of their names, then the saved outputs (its generated code sorts them so), and the first one an in-place
+    op modified raises."""
+    stale = [(v.is_output, key, v) for key, v in node._saved.items()
+             if v.__class__ is SavedTensor and v.vc[0] != v.version]
+    if stale:
+        min(stale, key=lambda s: s[:2])[2].unpack(node)
+
+
 class OpNode(Node):
     """A node whose backward is a function of (node, *output grads) written with tensor ops, so that
     with create_graph it is itself recorded and differentiable."""
@@ -213,9 +226,7 @@ class OpNode(Node):
     backward_fn = None
 
     def apply(self, grads):
-        for v in self._saved.values():  # torch unpacks every saved tensor first: a modified one raises
-            if v.__class__ is SavedTensor and v.vc[0] != v.version:
-                v.unpack(self)
+        check_saved_versions(self)
         return list(self.backward_fn(*grads))
 
     def input_shape(self, i):

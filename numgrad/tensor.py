@@ -2,6 +2,8 @@
 
 Defined above the ops (as torch.Tensor sits on torch._C.TensorBase), so that ops import only TensorBase
 and still make every result a Tensor (TensorBase._make uses the class declared with result_class=True)."""
+import weakref
+
 import numpy as np
 
 from ._core import dtypes
@@ -401,13 +403,19 @@ class Tensor(TensorBase, result_class=True):
             _keep_saved_originals(node, self)
         dispatch.copy_into(self._data, result._data)  # copy_ from the GPU: an explicit copy, as torch's
         self._vc[0] += 1
-        if node is not None and self._base is not None:
+        if node is None:
+            return self
+        if self._base is not None:
             shape.rebase_view(self, result)
-        elif node is not None:
+        else:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-            saved = node._saved.get("result")
-            if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
-                saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]
+        saved = node._saved.get("result")
+        if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
+            saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]
+            if self._base is not None and self._grad_fn is not node:
+                # torch's error then names the view's regenerated grad_fn (AsStrided) while that lives (it
+                # holds it weakly: with the view gone, the error names the op)
+                saved.producer = weakref.ref(self._grad_fn)
         return self
 
 

@@ -14,7 +14,7 @@ from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
-from ..node import LAST, Node, check_differentiable, edge_of
+from ..node import LAST, Node, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -179,9 +179,10 @@ class ElementwiseBackward(Node):
         if plan.not_implemented:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name} is not implemented")
         g = grads[0]
+        check_saved_versions(self)
         values = [self.saved(attr) for attr in plan.saved_attrs]
         if plan.saves_result:
-            self.saved("result")  # its version check
+            self.saved("result")  # unpacked as torch does (its saved-tensor hooks see it)
         if self.refusal is not None:  # torch's formula fails after unpacking what the node saved
             raise self.refusal[0](self.refusal[1])
         creating_graph = STATE.grad_enabled

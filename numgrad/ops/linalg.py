@@ -26,11 +26,21 @@ def _no_bool(kernel, a):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+# torch's names for the second operand each product saves (node._saved_mat2 and the like; they also fix the
+# order in which a backward unpacks them, see node.check_saved_versions)
+_SECOND = {"MmBackward0": "mat2", "BmmBackward0": "mat2", "MvBackward0": "vec", "DotBackward0": "tensor"}
+
+
 def _product(name, backward, a, b, data):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
     out = TensorBase._make(dispatch.asarray(data, a._data.dtype), a._dtype)
-    record(name, backward, [a, b], [out], {"a": a if b._requires_grad else None, "b": b if a._requires_grad else None})
+    record(name, backward, [a, b], [out],
+           {"self": a if b._requires_grad else None, _SECOND[name]: b if a._requires_grad else None})
     return out
+
+
+def _operands(node):
+    return node.saved("self"), node.saved(_SECOND[node.name()])
 
 
 def _wants(node, i):
@@ -40,23 +50,27 @@ def _wants(node, i):
 # Backward rules: g is the incoming gradient, a and b the operands.
 
 def _mm_backward(node, g):
-    return (g.mm(node.saved("b").t()) if _wants(node, 0) else None,
-            node.saved("a").t().mm(g) if _wants(node, 1) else None)
+    a, b = _operands(node)
+    return (g.mm(b.t()) if _wants(node, 0) else None,
+            a.t().mm(g) if _wants(node, 1) else None)
 
 
 def _bmm_backward(node, g):
-    return (g.bmm(node.saved("b").mT) if _wants(node, 0) else None,
-            node.saved("a").mT.bmm(g) if _wants(node, 1) else None)
+    a, b = _operands(node)
+    return (g.bmm(b.mT) if _wants(node, 0) else None,
+            a.mT.bmm(g) if _wants(node, 1) else None)
 
 
 def _mv_backward(node, g):
-    return (g.unsqueeze(1) * node.saved("b") if _wants(node, 0) else None,
-            node.saved("a").t().mv(g) if _wants(node, 1) else None)
+    a, b = _operands(node)
+    return (g.unsqueeze(1) * b if _wants(node, 0) else None,
+            a.t().mv(g) if _wants(node, 1) else None)
 
 
 def _dot_backward(node, g):
-    return (g * node.saved("b") if _wants(node, 0) else None,
-            g * node.saved("a") if _wants(node, 1) else None)
+    a, b = _operands(node)
+    return (g * b if _wants(node, 0) else None,
+            g * a if _wants(node, 1) else None)
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent

@@ -1100,3 +1100,55 @@ def test_runner_accepts_a_rounding_difference_carried_through_a_jump():
                       [Step("fn", "exp", (Ref(0),)), Step("method", "amax", (Ref(1),)),
                        Step("method", "expm1", (Ref(1),)), Step("fn", "fmod", (Ref(3), Ref(2)))])
     assert check_program(program)[1] == []
+
+
+@pytest.mark.parametrize("op", ["mul", "div", "pow", "mm", "mv", "dot", "bmm", "amax", "softmax"])
+def test_backward_reports_the_first_modified_saved_tensor_in_torchs_unpack_order(op):
+    """When several saved tensors of one node were modified in place, numgrad reported `self` first where torch's
+    generated backward unpacks the saved inputs in alphabetical order of their names (mul: other before self; mm:
+    mat2 before self), then the saved outputs; a stale unbind view among them then raised the multi-output view
+    error instead of the version error (fuzz seed 6061, program 9684)."""
+    def prog(lib):
+        a = lib.tensor(np.array([[0.5, 1.5, 2.0], [1.0, -1.0, 0.25]]), requires_grad=True)
+        b = lib.tensor(np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 2.0]]), requires_grad=True)
+        x, y = a * 1, b * 1
+        z = {"mul": lambda: x * y, "div": lambda: x / y, "pow": lambda: x ** y, "mm": lambda: x.mm(y.t()),
+             "mv": lambda: x.mv(y[0]), "dot": lambda: lib.dot(x[0], y[0]), "bmm": lambda: x[None].bmm(y.t()[None]),
+             "amax": lambda: x.amax(0) * y, "softmax": lambda: lib.softmax(x, 0) * y}[op]()
+        x.mul_(1)
+        y.add_(1)
+        z.sum().backward()
+        return z
+    same(prog)
+
+
+def test_unbind_view_saved_by_a_node_then_written_through_its_base():
+    """seed 6061, program 9684: mul saved an unbind output and its base, then the base was written in place; torch
+    raises the saved base's version error (it is unpacked first), numgrad raised the unbind view error."""
+    def prog(lib):
+        v1 = lib.tensor(np.array([[1.5, -1.5], [-0.5, 0.0]], dtype=np.float32), requires_grad=True) * 1
+        v1.cos_()
+        _, v7 = v1.unbind(-2)
+        v1.mul_(v7 * v1)
+        v1.sum().backward()
+        return v1
+    same(prog)
+
+
+def test_result_saved_by_an_in_place_op_through_a_view_shares_the_views_version():
+    """seed 6062, program 4570: relu_ through an expand view saves its result, the view; a later write through the
+    base bumps that version, so torch's backward raises (naming the view's regenerated AsStrided grad_fn), where
+    numgrad had saved a tensor with a version counter of its own and gave gradients. torch holds the view's
+    grad_fn weakly: once the view is gone its error names the op (Relu) instead."""
+    def prog(lib, method, keep):
+        v3 = lib.tensor(np.array([-1.0, 0.25, 2.0, 3.0]), requires_grad=True).sin()
+        view = v3.expand((-1,))
+        getattr(view, method)()
+        if not keep:
+            del view
+        v3.add_(float("nan"))
+        v3.sum().backward()
+        return v3
+    for method in ("relu_", "exp_", "tanh_", "sigmoid_", "sqrt_"):
+        for keep in (True, False):
+            same(lambda lib: prog(lib, method, keep))

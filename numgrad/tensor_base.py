@@ -3,12 +3,12 @@ autograd fields. The ops below numgrad.tensor make and read TensorBase; numgrad.
 users see, adds the methods and operators that call the ops, and every result is made as a Tensor."""
 import math
 import re
-import warnings
 import weakref
 
 
 from . import lazy
 from ._core import dtypes, printing
+from ._core.warn import warn
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
@@ -223,7 +223,7 @@ class TensorBase:
     @property
     def grad(self):
         if self._grad_fn is not None and not self._retains_grad:
-            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
+            warn(NON_LEAF_GRAD)
         return self._grad
 
     @grad.setter
@@ -314,19 +314,18 @@ class TensorBase:
     def tolist(self):
         return self._host.tolist()
 
-    def _scalar_for_python(self, warn=False):
+    def _scalar_for_python(self, warn_grad=False):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad and not _WARNED_ONCE.get("float"):
+        if warn_grad and self._requires_grad and not _WARNED_ONCE.get("float"):
             _WARNED_ONCE["float"] = True  # torch warns once per process (TORCH_WARN_ONCE)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                          "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
-                          "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
-                          UserWarning, stacklevel=3)
+            warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                 "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                 "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
         return self.item()
 
     def __float__(self):
-        return float(self._scalar_for_python(warn=True))
+        return float(self._scalar_for_python(warn_grad=True))
 
     def __int__(self):
         return int(self._scalar_for_python())

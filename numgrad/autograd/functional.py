@@ -1,7 +1,7 @@
 """autograd.backward and autograd.grad: the user-facing entry points into the engine."""
 from . import engine
+from .._core.warn import warn
 from ..node import accumulate_into_grad, edge_of
-import warnings
 from ..ops.creation import zeros_like
 
 
@@ -25,7 +25,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        warnings.warn(CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
+        warn(CREATE_GRAPH_CYCLE)
     if inputs is None:
         engine.run(tensors, grads, retain_graph, create_graph)
         return

@@ -6,11 +6,11 @@ import numbers
 import numpy as np
 
 from .._core import dtypes
+from .._core.warn import warn
 from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import as_device
 from ..tensor_base import TensorBase
-import warnings
 
 
 def _size(size, fn="empty"):
@@ -85,9 +85,9 @@ def _to_nested(obj, inside=False):
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(data, TensorBase):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
-                      "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+             "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+             "torch.tensor(sourceTensor).")
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (list, tuple)) and not _is_rectangular(data):
         raise ValueError(f"expected sequence of length {len(data[0])} at dim 1 (got {len(data[1])})")

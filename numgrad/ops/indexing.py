@@ -1,11 +1,11 @@
 """Indexing ops with backward: getitem/setitem as torch indexes, masked_fill, index_select, gather, scatter."""
 import math
 import operator
-import warnings
 
 import numpy as np
 
 from .._core import dtypes
+from .._core.warn import warn
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..backend import dispatch
@@ -35,7 +35,7 @@ def _as_tuple(key):
     if isinstance(key, list) and len(key) < 32 and any(
             k is None or k is Ellipsis or isinstance(k, (TensorBase, list, tuple, range, np.ndarray, slice))
             for k in key):
-        warnings.warn(SEQUENCE_INDEX, UserWarning, stacklevel=4)
+        warn(SEQUENCE_INDEX)
         return tuple(key)
     return (key,)
 
@@ -407,9 +407,10 @@ def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismat
     tensor, then make_info, the value's shape and dtype; the kernel's bounds last. Returns (value data
     broadcast to the indexed result, the indices to write)."""
     if internal_overlap(t._arr):
-        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
-                      "performing this operation. This also applies to advanced indexing e.g. "
-                      "tensor[indices] = tensor", UserWarning, stacklevel=4)
+        warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+             "performing this operation. This also applies to advanced indexing e.g. "
+             "tensor[indices] = tensor (Triggered internally at "
+             "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:976.)")
     if masked_fill:
         out, from_mask = _make_info(region.shape, adv)
         t._check_overlap(tensors, internal=False)
@@ -495,9 +496,9 @@ def masked_fill_(t, mask, value):
     t._check_inplace()
     if not internal_overlap(t._data):
         return t._write(masked_fill(t, mask, value, inplace=True))
-    warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
-                  "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
-                  UserWarning, stacklevel=2)
+    warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+         "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar "
+         "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450.)")
     result = masked_fill(t, mask, value, inplace=True)  # its checks and node
     # only the masked elements are written, as torch's kernel does: where several elements are one memory
     # location, a masked one writes it (a whole-result copy would let the last element win)

@@ -7,6 +7,7 @@ import collections
 import numpy as np
 
 from .._core import dtypes
+from .._core.warn import warn
 from .. import lazy
 from ..backend import dispatch
 from .._core.grad_mode import no_grad
@@ -19,7 +20,6 @@ from .elementwise import apply
 from .creation import zeros_like as creation_zeros_like
 from .indexing import scatter_into_zeros
 from ..spec.table import REDUCTIONS
-import warnings
 
 def _return_type(name):
     """torch.return_types.max / .min: a (values, indices) named tuple printed as torch prints it."""
@@ -412,9 +412,9 @@ def _var_parts(t, dim, correction, keepdim, op):
     axes = _axes(t, dim)
     n = int(np.prod([t._data.shape[a] for a in axes]))
     if n - correction <= 0:
-        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
-                      "factor (input numel divided by output numel). (Triggered internally at "
-                      "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning, stacklevel=3)
+        warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+             "factor (input numel divided by output numel). (Triggered internally at "
+             "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)")
     with no_grad():
         # float32 in double, as torch accumulates: the squares of values near 1e30 do not overflow a std
         x = t.to(dtypes.float64) if t._dtype is dtypes.float32 else t

@@ -1,0 +1,14 @@
+"""Warnings attributed to the user's line, as torch's warnings from C++ are (whatever numgrad's call depth)."""
+import os
+import sys
+import warnings
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY = os.sep + "numpy" + os.sep  # np.errstate's wrapper sits between some ops and their callers
+
+
+def warn(message, category=UserWarning):
+    frame, level = sys._getframe(1), 2  # stacklevel 2 names warn's caller
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or _NUMPY in frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

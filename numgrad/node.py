@@ -133,13 +133,13 @@ def edge_of(t):
     return (grad_accumulator(t), 0)
 
 
-def _type_string(t):
-    # torch names a tensor by its legacy type (torch.FloatTensor), and bool, which has none, by its dispatch
-    # key and scalar type (CPUBoolType)
-    dims = ", ".join(str(s) for s in t.shape)
-    if t._dtype.word == "Bool":
-        return f"{'CUDA' if t.device.type == 'cuda' else 'CPU'}BoolType [{dims}]"
-    return f"torch.{t._dtype.word}Tensor [{dims}]"
+def _type_string(t, dims=True):
+    # torch names a tensor by its legacy type (torch.FloatTensor, torch.cuda.FloatTensor), and bool, which has
+    # none, by its dispatch key and scalar type (CPUBoolType)
+    cuda = t.device.type == "cuda"
+    name = (f"{'CUDA' if cuda else 'CPU'}BoolType" if t._dtype.word == "Bool" else
+            f"torch.{'cuda.' if cuda else ''}{t._dtype.word}Tensor")
+    return f"{name} [{', '.join(str(s) for s in t.shape)}]" if dims else name
 
 
 class SavedTensor:
@@ -287,12 +287,41 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
 # ---- AccumulateGrad: what a leaf does with its gradient ----------------------------------------
 
 def hooked(hook, g):
-    r = hook(g)
-    if r is None:
-        return g
-    if r.shape != g.shape:
-        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value")
-    return r
+    """A tensor hook's result for gradient g (g itself when it returns None), checked as torch checks it."""
+    return _checked_value(hook, g, hook(g))
+
+
+def hooked_tuple(hook, before, result):
+    """A node hook's `result` replacing the gradients `before` (kept when it returns None): torch wants a tuple
+    of as many values, each checked as a tensor hook's result (a None in it drops that gradient)."""
+    if result is None:
+        return list(before)
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(before):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got {len(result)}, "
+                           f"but expected {len(before)})")
+    return [_checked_value(hook, b, r) if r is not None else None for b, r in zip(before, result)]
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _checked_value(hook, original, result):
+    """torch's check_single_result: a hook may replace a gradient only by a tensor of its type and size."""
+    if result is None:
+        return original
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._dtype is not original._dtype or result.device != original.device:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{_type_string(original, dims=False)} got {_type_string(result, dims=False)})")
+    if result.shape != original.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
 
 
 def _copy_backward(node, g):

@@ -6,7 +6,7 @@ import numpy as np
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .._core.state import STATE
 from ..backend import dispatch
-from ..node import AccumulateGrad, edge_of, hooked
+from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
 from ..ops.creation import tensor
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
@@ -149,9 +149,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     continue  # a captured input: nothing below it is wanted
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
-                    r = hook(tuple(grad_list))
-                    if r is not None:
-                        grad_list = list(r)
+                    grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
             region = _fused_region(node, grad_list, deps, needed, targets) if fuse else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots)
@@ -197,9 +195,7 @@ def _apply(node, grad_list, create_graph, fuse):
         results = [None] * len(node.next_functions)
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
-            r = hook(tuple(results), tuple(grad_list))
-            if r is not None:
-                results = list(r)
+            results = hooked_tuple(hook, results, hook(tuple(results), tuple(grad_list)))
     return results
 
 

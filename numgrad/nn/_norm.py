@@ -8,6 +8,7 @@ from .._core import dtypes
 from .._core.state import STATE
 from ..node import record
 from ._common import constant, new_tensor, wants
+from . import _norm_kernels
 
 
 def _normalize_backward(node, g):
@@ -16,6 +17,8 @@ def _normalize_backward(node, g):
     two extra projection terms."""
     x, w = node.saved("input"), node.saved("weight")
     axes, param_axes, batch_stats = node.saved("axes"), node.saved("param_axes"), node.saved("batch_stats")
+    if not STATE.grad_enabled and isinstance(x._data, np.ndarray) and x._data.size:
+        return _kernel_backward(node, g)  # torch's own arithmetic: its infinities and NaNs
     if batch_stats and STATE.grad_enabled:  # create_graph: the statistics as functions of x
         mean = x.mean(axes, keepdim=True)
         invstd = ((x - mean) ** 2).mean(axes, keepdim=True).add(node.saved("eps")).rsqrt()
@@ -35,6 +38,26 @@ def _normalize_backward(node, g):
     if len(node.next_functions) > 2 and wants(node, 2):
         bias_grad = _sum_over(g, param_axes).reshape(node.input_shape(2))
     return input_grad, weight_grad, bias_grad
+
+
+def _kernel_backward(node, g):
+    """The CPU kernels' formulas (outside create_graph, which needs the tensor expressions above)."""
+    x, w = node.saved("input"), node.saved("weight")
+    want = [wants(node, 0)] + [len(node.next_functions) > i and wants(node, i) for i in (1, 2)]
+    data, dy = x._data, g._data.astype(x._data.dtype, copy=False)
+    mean, invstd = node.saved("mean")._data.reshape(-1), node.saved("invstd")._data.reshape(-1)
+    weight = None if w is None else w._data.reshape(-1)
+    if node.name() == "NativeBatchNormBackward0":
+        shape = (data.shape[0], data.shape[1], -1)
+        dx, dw, db = _norm_kernels.batch_norm_backward(dy.reshape(shape), data.reshape(shape), mean, invstd, weight,
+                                                       node.saved("batch_stats"), want)
+    else:
+        rows = mean.size
+        dx, dw, db = _norm_kernels.layer_norm_backward(dy.reshape(rows, -1), data.reshape(rows, -1), mean, invstd,
+                                                       weight, want)
+    grads = [dx, dw, db]
+    return tuple(None if grads[i] is None else new_tensor(grads[i].reshape(node.input_shape(i)), x._dtype)
+                 for i in range(3))
 
 
 def _sum_over(t, axes):
@@ -220,7 +243,33 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = x.mean(axes, keepdims=True)
         var = ((x - mean) ** 2).mean(axes, keepdims=True)
+    mean, var = _exact_moments(x, mean, var)
     invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
     out = _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd)
     return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
                    eps, "NativeLayerNormBackward0")
+
+
+def _exact_moments(x, mean, var):
+    """The rows where torch's Welford order decides an inf or NaN get its moments (host arrays only)."""
+    if not isinstance(x, np.ndarray) or not x.size or mean.size == 0 or x.size == mean.size * 0:
+        return mean, var
+    rows = x.reshape(mean.size, -1)
+    redo = _norm_kernels.needs_exact_moments(rows)
+    if not redo.any():
+        return mean, var
+    m, v = _norm_kernels.rowwise_moments(rows[redo])
+    mean, var = mean.reshape(-1).copy(), var.reshape(-1).copy()
+    mean[redo], var[redo] = m, v
+    return mean.reshape(rows.shape[0], *([1] * 0)).reshape(_kept(x, mean.size)), var.reshape(_kept(x, mean.size))
+
+
+def _kept(x, rows):
+    """The keepdims shape of a per-row statistic: the leading dims, then 1s for the normalised ones."""
+    lead, size = [], 1
+    for s in x.shape:
+        if size == rows:
+            break
+        lead.append(s)
+        size *= s
+    return tuple(lead) + (1,) * (x.ndim - len(lead))

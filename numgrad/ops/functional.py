@@ -15,7 +15,7 @@ from ..backend import dispatch
 from ..node import record
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
-from . import creation, reduction
+from . import creation, dim_binding, reduction
 from .elementwise import apply, compute_dtype
 from .reduction import _axes, _fold, _kept_shape
 
@@ -35,13 +35,23 @@ def _tensor_arg(fn, value, position, name="other"):
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {_type_name(value)}")
 
 
-def _takes_tensor(fn, name):
-    """fn (whose first argument is the input tensor) refusing anything else as torch's binding does."""
+def _takes_tensor(fn, name, method=False):
+    """fn (whose first argument is the input tensor) refusing anything else as torch's binding does; the
+    one-dim reductions refuse a list of dims in the words of torch's function or method form."""
+    one_dim = name in ("prod", "max", "min", "argmax", "argmin")
+
     @functools.wraps(fn)  # keeps fn's signature and docstring for help()
     def checked(input, *args, **kwargs):
         _tensor_arg(name, input, 1, "input")
+        if one_dim:
+            dim_binding.check(name, args, kwargs, method)
         return fn(input, *args, **kwargs)
     return checked
+
+
+def method_form(name):
+    """Tensor.<name> for a one-dim reduction: its binding counts positions after self."""
+    return _takes_tensor(getattr(reduction, name), name, method=True)
 
 
 def _from_table(entry):
@@ -391,6 +401,8 @@ def any(input, dim=None, keepdim=False):
 
 
 def _bool_reduce(input, dim, keepdim, kind):
+    if isinstance(dim, (tuple, list)) and not dim:  # torch's all/any over no dims reduce nothing
+        return TensorBase._make(dispatch.c_order((input != 0)._data), bool_)
     return dispatch.by_device([input._data], _bool_reduce_numpy, _bool_reduce_folded)(input, dim, keepdim, kind)
 
 
@@ -421,5 +433,5 @@ zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, crea
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
+           name not in ("apply", "record", "method_form", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
                         "builtins_max", "builtins_min")]

@@ -54,12 +54,21 @@ def _axes(t, dim):
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(nd))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    axes = sorted(wrap_dim(d, nd) for d in dims)
+    wrapped = [wrap_dim(d, nd) for d in dims]  # every dim's range first, then repeats (sum's order)
+    _check_distinct(wrapped, nd)  # a 0-d tensor's dims 0 and -1 are the same dim too
     if nd == 0:  # dim 0 or -1 of a 0-d tensor: nothing to reduce
         return ()
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
-    return tuple(axes)
+    return tuple(sorted(wrapped))
+
+
+def _check_distinct(dims, nd):
+    """torch's dim_list_to_bitset: each dim wrapped in the order given, the first one met a second time
+    refused (var and std call it on the dims as given: a repeat before a later dim out of range)."""
+    seen = set()
+    for d in (wrap_dim(d, nd) for d in dims):
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
 
 
 def _kept_shape(shape, axes, keepdim):
@@ -250,9 +259,11 @@ def _evenly_backward(node, g):
 
 
 def amax(t, dim=(), keepdim=False, _name="amax", _node="AmaxBackward0"):
-    axes = _axes(t, dim)
     whole = dim is None or dim == () or dim == []
     given = None if whole or _name in ("max", "min") else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    if given is not None and 0 in t._shape:  # torch refuses an empty dim before it looks for repeats
+        _check_nonempty(t, (), _name, False, given)
+    axes = _axes(t, dim)
     values, _ = _select(_name if _name in ("max", "min") else _name[1:], t, axes, _name, whole, given=given)
     out = _result(values.reshape(_kept_shape(t._data.shape, axes, keepdim)), t._dtype)
     # an integer input requires grad only after an in-place write of a value that does: record refuses it
@@ -409,6 +420,8 @@ def _correction(unbiased, correction):
 def _var_parts(t, dim, correction, keepdim, op):
     if not t._dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, (tuple, list)):
+        _check_distinct(dim, len(t._shape))
     axes = _axes(t, dim)
     n = int(np.prod([t._data.shape[a] for a in axes]))
     if n - correction <= 0:
@@ -485,7 +498,9 @@ def _logsumexp_backward(node, g):
     return (_expand_back(node, g) * (a - _expand_back(node, out)).exp(),)
 
 
-def logsumexp(t, dim, keepdim=False):
+def logsumexp(t, dim=_NO_DIM, keepdim=False):
+    if dim is _NO_DIM:  # torch's binding words a missing dim its own way
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     axes = _axes(t, dim)
     if not t._dtype.is_floating_point:
         t = t.to(dtypes.get_default_dtype())

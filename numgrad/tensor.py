@@ -41,19 +41,32 @@ def _table_methods():
                  "expand", "expand_as", "clone", "contiguous"):
         methods[name] = getattr(shape, name)
     # in-place forms: compute out of place, then write into self (version bump, grad_fn rebase)
-    inplace = [e.name for e in published if e.kind != "compare"] + [
+    # (torch has no maximum_ or minimum_)
+    inplace = [e.name for e in published if e.kind != "compare" and e.name not in ("maximum", "minimum")] + [
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
         "negative", "absolute"]
     for name in inplace:
         methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
                                        differentiable=name != "logical_not")
+    # comparisons write their result in self's dtype; the logical ones record nothing (self keeps its history)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        methods[name + "_"] = _inplace(F.compared_in_place(name))
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        methods[name + "_"] = _two_tensors_first(name + "_", _inplace(getattr(F, name), differentiable=False))
+    for alias, name in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                        ("not_equal", "ne"), ("subtract", "sub"), ("multiply", "mul"), ("divide", "div"),
+                        ("true_divide", "div")):
+        methods[alias + "_"] = methods[name + "_"]
     return methods
 
 
 def _two_tensors(name):
     """The method form of an op taking two Tensors only: `other` is argument 1 in torch's TypeError."""
-    fn = getattr(F, name)
+    return _two_tensors_first(name, getattr(F, name))
 
+
+def _two_tensors_first(name, fn):
+    """fn(self, other) after torch's argument parser's check that `other` is a Tensor (before all else)."""
     def op(self, other):
         F.tensors_only(name, self, other, method=True)
         return fn(self, other)
@@ -84,10 +97,10 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             result = _computed_in_place(fn, self, args, kwargs)
             _check_cast(result, self, c_names=True)
         # then memory overlap, the output's shape and the result type, as TensorIterator builds, before the
-        # op's own checks such as alpha's (sub's bool check comes before all of them)
+        # op's own checks such as alpha's (sub's, neg's and relu's bool checks come before all of them)
         bool_sub = (fn.__name__ in ("sub", "subtract") and any(
             (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
-            for a in (self, *args))) or (fn.__name__ in ("neg", "negative") and self._dtype is dtypes.bool_)
+            for a in (self, *args))) or (fn.__name__ in ("neg", "negative", "relu") and self._dtype is dtypes.bool_)
         if not bool_sub:
             self._check_overlap(args)
         if tensors and elementwise and not bool_sub:
@@ -102,6 +115,8 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             entry = ELEMENTWISE.get(fn.__name__)
             if entry is not None and entry.kind == "float" and not result_dtype.is_floating_point:
                 result_dtype = dtypes.get_default_dtype()  # div and the like compute integers as floats
+            if entry is not None and entry.kind == "compare":
+                result_dtype = dtypes.bool_  # a comparison's bool casts into any dtype
             _check_cast_dtype(result_dtype, self)
         if result is None:
             result = _computed_in_place(fn, self, args, kwargs)
@@ -187,8 +202,10 @@ class Tensor(TensorBase, result_class=True):
     masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
     index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
-    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter, elementwise=False)
-    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add, elementwise=False)
+    scatter = indexing.scatter
+    scatter_ = _inplace(indexing.computed_for_self(indexing.scatter), elementwise=False)
+    scatter_add = indexing.scatter_add
+    scatter_add_ = _inplace(indexing.computed_for_self(indexing.scatter_add), elementwise=False)
     split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)

@@ -8,7 +8,7 @@ import weakref
 
 from . import lazy
 from ._core import dtypes, printing
-from ._core.warn import warn
+from ._core.warn import warn, warn_once
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
@@ -18,8 +18,6 @@ from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
                                overlap, storage, to_host)
-
-_WARNED_ONCE = {}
 
 
 def wants_grad(t):
@@ -317,11 +315,10 @@ class TensorBase:
     def _scalar_for_python(self, warn_grad=False):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn_grad and self._requires_grad and not _WARNED_ONCE.get("float"):
-            _WARNED_ONCE["float"] = True  # torch warns once per process (TORCH_WARN_ONCE)
-            warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                 "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
-                 "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
+        if warn_grad and self._requires_grad:
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                      "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                      "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
         return self.item()
 
     def __float__(self):

@@ -12,3 +12,13 @@ def warn(message, category=UserWarning):
     while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or _NUMPY in frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+_WARNED = set()
+
+
+def warn_once(message, category=UserWarning):
+    """torch's TORCH_WARN_ONCE: the first time in the process only, whatever the warnings filters say."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warn(message, category)

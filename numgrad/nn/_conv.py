@@ -1,13 +1,12 @@
 """conv2d (im2col + one BLAS product per group, ConvolutionBackward0) and max_pool2d
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
-import warnings
-
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._core import dtypes
 from .._core.state import STATE
+from .._core.warn import warn_once
 from ..backend import dispatch
 from ..node import record
 from ..ops import join
@@ -158,9 +157,6 @@ def _conv_padding(padding, weight, stride, dilation, groups):
     return padding, (0, 0)
 
 
-_SAME_WARNED = []
-
-
 def _pad_after(input, extra):
     """`input` with `extra` zero rows and columns after its spatial dims (differentiably, by concatenation)."""
     for dim, n in zip((2, 3), extra):
@@ -268,10 +264,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"{list(input.shape)}")
     padding, extra = _conv_padding(padding, weight, stride, dilation, groups)
     if any(extra):  # padding='same' with an odd total: torch pads the input's end by one
-        if not _SAME_WARNED:  # once per process, as torch's TORCH_WARN_ONCE
-            _SAME_WARNED.append(True)
-            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                          "zero-padded copy of the input be created", UserWarning, stacklevel=2)
+        warn_once("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
+                  "of the input be created (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
         input = _pad_after(input, extra)
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
     out_channels, _, kh, kw = weight.shape

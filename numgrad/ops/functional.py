@@ -16,6 +16,7 @@ from ..node import record
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
 from . import creation, dim_binding, reduction
+from .shape import to_dtype
 from .elementwise import apply, compute_dtype
 from .reduction import _axes, _fold, _kept_shape
 
@@ -330,6 +331,27 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
 for _alias, _name in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
                       ("not_equal", "ne")):
     globals()[_alias] = _compare(_name, _alias)
+
+
+def compared_in_place(name):
+    """What an in-place comparison (x.eq_(y), x.gt_(0)) writes: the comparison in self's dtype. Its history
+    gives zero gradients, as torch's EqBackward1 (a tensor `other`) and EqBackward0 (a number)."""
+    compare = globals()[name]
+
+    def fn(input, other):
+        out = compare(input, other)
+        result = to_dtype(out, input._dtype)  # out requires no grad: no node of its own
+        tensor_other = isinstance(other, TensorBase)
+        record(f"{name.capitalize()}Backward{int(tensor_other)}", _zero_grads, [input, other] if tensor_other
+               else [input], [result])
+        return result
+    fn.__name__ = name
+    return fn
+
+
+def _zero_grads(node, g):
+    return tuple(g.new_zeros(meta[0]).to(meta[1]) if edge[0] is not None else None
+                 for meta, edge in zip(node.input_meta, node.next_functions))
 
 
 def floor(input):

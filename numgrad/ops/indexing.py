@@ -572,7 +572,7 @@ def select(t, dim, index):
 
 # ---- gather / scatter --------------------------------------------------------------------------------
 
-def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
+def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, into_self=False):
     check_same_device(t, index, src)
     if index._dtype is not dtypes.int64:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
@@ -590,13 +590,77 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True):
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
     size = shape[d] if shape else 1
     order = index._data
-    if isinstance(order, np.ndarray) and order.ndim > 1 and d != order.ndim - 1:
-        # torch's kernel loops over the positions along dim outside, the other positions inside, unless dim is
-        # the last: the first index out of range it meets (and names) is the first in that order
-        order = np.moveaxis(order, d, 0)
+    if isinstance(order, np.ndarray) and order.ndim > 1:
+        # the first index out of range torch's kernel meets (and names) is the first in its loop order
+        # the kernel's operands: the output (gather's result, of the index's shape; scatter's, self itself when
+        # in place, else a fresh contiguous copy of it), the source (gather's self, scatter's src), the index
+        if op == "gather":
+            operands = (_contiguous_strides(ishape), _elements(t._data.strides, t._data))
+        else:
+            out = _elements(t._data.strides, t._data) if into_self else _contiguous_strides(shape)
+            operands = (out,) + ((_elements(src._data.strides, src._data),) if src is not None else ())
+        index_strides = tuple(0 if k == d else st for k, st in enumerate(_elements(order.strides, order)))
+        order = order.transpose(_kernel_loop_axes(ishape, d, operands + (index_strides,)))
     v = device_index.first_out_of_bounds(order, 0, size - 1, checked=not bounds)  # a backward's: forward checked
     if v is not None:
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
+
+
+def _elements(strides, a):
+    return tuple(st // a.itemsize for st in strides)
+
+
+def _contiguous_strides(shape):
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def _kernel_loop_axes(shape, d, operands):
+    """The axes of an index of `shape`, slowest first, in the order torch's CPU scatter/gather kernel reads it:
+    a TensorIterator over the index's shape with `d` squashed orders the other dims by the operands' strides
+    (the output's first) and coalesces the fastest ones; for each position of the outer dims the kernel loops
+    over `d`, then over that fastest coalesced dim (over `d` innermost when `d` is the last dim)."""
+    ndim = len(shape)
+    sizes = [1 if k == d else n for k, n in enumerate(shape)]
+    strides = [list(st) for st in operands]
+
+    def should_swap(a, b):  # TensorIterator::reorder_dimensions: 1 puts a after b
+        for st in strides:
+            if st[a] == 0 or st[b] == 0:
+                continue
+            if st[a] != st[b]:
+                return 1 if st[a] > st[b] else -1
+            if sizes[a] > sizes[b]:
+                return 1
+        return 0
+    perm = list(range(ndim))[::-1]  # fastest first
+    for i in range(1, ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = should_swap(perm[k], perm[j])
+            if c > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif c < 0:
+                break
+    # coalesce_dimensions: the fastest group of dims runs as one inner loop
+    inner, group_size = [perm[0]], sizes[perm[0]]
+    group_strides = [st[perm[0]] for st in strides]
+    for k in perm[1:]:
+        if sizes[k] != 1 and group_size != 1 and any(gs * group_size != st[k] for gs, st in zip(group_strides, strides)):
+            break
+        if group_size == 1:
+            group_strides = [st[k] for st in strides]
+        inner.append(k)
+        group_size *= sizes[k]
+    slowest_first = perm[::-1]
+    if d == ndim - 1:
+        return tuple(k for k in slowest_first if k != d) + (d,)
+    outer = tuple(k for k in slowest_first if k not in inner and k != d)
+    return outer + (d,) + tuple(k for k in slowest_first if k in inner and k != d)
 
 
 def _leading(data, shape):
@@ -641,12 +705,12 @@ def scatter_into_zeros(shape, dim, index, src):
     return out
 
 
-def _scatter(op, t, dim, index, src, add, bounds=True):
+def _scatter(op, t, dim, index, src, add, bounds=True, into_self=False):
     d = wrap_dim(dim, t._data.ndim)
     is_tensor = isinstance(src, TensorBase)
     if add and not is_tensor:
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
-    _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds)
+    _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds, into_self=into_self)
     if is_tensor and src._dtype is not t._dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
     data = t._data.copy()
@@ -672,14 +736,23 @@ def _scatter_backward(node, g):
     return grad_self, grad_src
 
 
-def scatter(t, dim, index, src=None, value=None, reduce=None):
+def scatter(t, dim, index, src=None, value=None, reduce=None, *, _into_self=False):
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
-    return _scatter("scatter", t, dim, index, value if src is None else src, False)
+    return _scatter("scatter", t, dim, index, value if src is None else src, False, into_self=_into_self)
 
 
-def scatter_add(t, dim, index, src):
-    return _scatter("scatter_add", t, dim, index, src, True)
+def scatter_add(t, dim, index, src, *, _into_self=False):
+    return _scatter("scatter_add", t, dim, index, src, True, into_self=_into_self)
+
+
+def computed_for_self(fn):
+    """fn for an in-place form (Tensor.scatter_): torch's kernel then writes self itself, whose layout orders
+    its loop (and so which bad index it names)."""
+    def op(t, *args, **kwargs):
+        return fn(t, *args, _into_self=True, **kwargs)
+    op.__name__ = fn.__name__
+    return op
 
 
 def take_along_dim(t, indices, dim=None):

@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from .._core import dtypes
-from .._core.warn import warn
+from .._core.warn import warn, warn_once
 from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP
 from .._core.shapes import wrap_dim
@@ -225,7 +225,7 @@ def _identity_backward(node, g):
 
 def T(t):
     if t._data.ndim != 2:
-        warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
              "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
              "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
              "tensor. (Triggered internally at "

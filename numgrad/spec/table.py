@@ -69,12 +69,13 @@ _e("pow", "a b", "scalar_power(a, b)", {"a": "where(b == 0, 0, g * b * scalar_po
 # gives g * 0 * x ** -1, NaN at x == 0
 _e("pow_bool", "a b", "scalar_power(a, b)", {"a": "g * b * scalar_power(a, b - 1)"}, "PowBackward0",
    saved_names={"b": "exponent"}, scalar_only=("b",), internal=True)
+# the exponent's gradient multiplies g outside torch's where (a NaN g stays NaN at 0 ** 0), the base's inside
 _e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, b - 1))",
-                                         "b": "where((a == 0) & (b >= 0), 0, g * out * log(a))"},
+                                         "b": "g * where((a == 0) & (b >= 0), 0, out * log(a))"},
    "PowBackward1", saved_names={"b": "exponent"}, domain={"a": POSITIVE},
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}, internal=True,
    backward_refuses={"b": {"bool": (RuntimeError, SUB_BOOL)}})
-_e("rpow", "a b", "power(b, a)", {"a": "where((b == 0) & (a >= 0), 0, g * out * log(b))"}, "PowBackward2",
+_e("rpow", "a b", "power(b, a)", {"a": "g * where((b == 0) & (a >= 0), 0, out * log(b))"}, "PowBackward2",
    saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True,
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})  # True ** bools; bools ** True is fine
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")

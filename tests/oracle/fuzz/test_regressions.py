@@ -1152,3 +1152,51 @@ def test_result_saved_by_an_in_place_op_through_a_view_shares_the_views_version(
     for method in ("relu_", "exp_", "tanh_", "sigmoid_", "sqrt_"):
         for keep in (True, False):
             same(lambda lib: prog(lib, method, keep))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gather_and_scatter_name_the_first_bad_index_in_torchs_loop_order(seed):
+    """seed 8081, program 4409: with several indices out of range, torch names the first its kernel meets; its
+    TensorIterator over the index (dim squashed) loops over the outer dims, then along dim, then over the fastest
+    coalesced dims, ordered by the output's strides (scatter_ writes self: its layout), where numgrad read the
+    index as if dim were outermost."""
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        nd = int(rng.integers(2, 5))
+        shape = tuple(int(rng.integers(1, 4)) for _ in range(nd))
+        d = int(rng.integers(0, nd))
+        ishape = tuple(int(rng.integers(1, n + 1)) if k != d else int(rng.integers(1, 4)) for k, n in enumerate(shape))
+        idx = rng.integers(-3, shape[d] + 3, size=ishape)
+        perm_t, perm_i = rng.permutation(nd), rng.permutation(nd)
+        x = rng.standard_normal(tuple(shape[p] for p in perm_t))
+        ia = np.ascontiguousarray(np.transpose(idx, perm_i))
+        op = ["gather", "scatter", "scatter_add", "scatter_", "scatter_add_"][int(rng.integers(0, 5))]
+
+        def run(lib):
+            t = lib.tensor(x).permute(*[int(v) for v in np.argsort(perm_t)])
+            i = lib.tensor(ia).permute(*[int(v) for v in np.argsort(perm_i)])
+            if op == "gather":
+                return lib.gather(t, d, i)
+            src = lib.ones(ishape, dtype=t.dtype)
+            return getattr(t, op)(d, i, src) if op.endswith("_") else getattr(lib, op)(t, d, i, src)
+        same(run)
+
+
+def test_relu_of_bool_is_refused_before_the_overlap_check():
+    """seed 8081, program 4462: torch's relu_ refuses bool before TensorIterator's overlap check; numgrad raised
+    the overlap error for an expanded bool tensor."""
+    same(lambda lib: lib.tensor([[[True]], [[True]]]).expand(2, 2, 3).relu_())
+
+
+def test_pow_exponent_gradient_keeps_a_nan_incoming_gradient_at_zero_to_the_zero():
+    """seed 8081, program 6662: torch's pow_backward_exponent multiplies the incoming gradient outside its where,
+    so a NaN gradient stays NaN where base and exponent are 0; numgrad's formula had g inside and gave 0."""
+    def run(lib):
+        a = lib.tensor([0.0, 0.0, 2.0, 0.0], requires_grad=True)
+        b = lib.tensor([0.0, 1.0, 0.0, -1.0], requires_grad=True)
+        g = lib.tensor([float("nan"), float("nan"), float("nan"), 1.0])
+        y = a ** b
+        z = 0.0 ** b
+        (y * g + z * g).sum().backward()
+        return y, a.grad, b.grad
+    same(run)

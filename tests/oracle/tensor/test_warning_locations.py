@@ -1,5 +1,6 @@
 """Warnings that torch raises from C++ name the user's line: numgrad's must too, whatever its own call depth
 (the std/var degrees-of-freedom warning named NumPy's errstate wrapper)."""
+import os
 import warnings
 
 import pytest
@@ -9,7 +10,6 @@ import numgrad
 
 _CASES = {
     "non-leaf grad": lambda L: (L.ones(3, requires_grad=True) * 2).grad,
-    "x.T of 3 dims": lambda L: L.ones(2, 3, 4).T,
     "tensor(tensor)": lambda L: L.tensor(L.ones(2)),
     "var without freedom": lambda L: L.ones(1).var(),
     "std correction": lambda L: L.ones(3).std(correction=5),
@@ -34,3 +34,29 @@ def test_warning_names_the_callers_file(case):
     # torch's backward warns from its Python wrapper (torch/autograd/graph.py): numgrad names the caller
     assert all(w[2] == __file__ for w in expected) or case == "backward create_graph"
     assert all(w[2] == __file__ for w in got), got
+
+
+_ONCE = """
+import sys, warnings
+import {lib} as L
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        L.ones(2, 3, 4).T
+        float((L.ones(2, requires_grad=True) * 2).sum())
+        L.nn.functional.conv2d(L.ones(1, 1, 4, 4), L.ones(1, 1, 2, 2), padding="same")
+print([(str(w.message), w.lineno) for w in caught])
+"""
+
+
+def test_warnings_torch_gives_once_per_process_come_once():
+    """x.T of other than 2 dims, a tensor requiring grad made a Python number, conv2d's odd 'same' padding: torch
+    warns the first time in a process only (TORCH_WARN_ONCE), from the user's line."""
+    import subprocess
+    import sys
+    out = [subprocess.run([sys.executable, "-c", _ONCE.format(lib=lib)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout
+           for lib in ("torch", "numgrad")]
+    assert out[0] == out[1]
+    assert len(eval(out[0])) == 3

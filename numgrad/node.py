@@ -153,7 +153,7 @@ class SavedTensor:
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
-        self.producer = None  # for an output written in place through a view: a weak reference to its grad_fn
+        self.producer = None  # for an output written in place through a view: weak references to it and its grad_fn
         hooks = STATE.saved_tensor_hooks
         self.hooks = hooks[-1] if hooks else None
         self.output_nr = t._output_nr
@@ -180,7 +180,7 @@ class SavedTensor:
             shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
             fn = self.tensor.grad_fn if self.tensor is not None else node
-            producer = self.producer() if self.producer is not None else None
+            producer = self._producer()
             name = producer.name() if producer is not None else fn.name() if fn is not None else ""
             # torch drops "Backward" and a 0 after it: MulBackward0 is Mul, PowBackward1 is Pow1
             op = re.sub(r"Backward(?:0$|(?=\d+$))", "", name)
@@ -199,6 +199,15 @@ class SavedTensor:
             out._grad_fn, out._output_nr = node, self.output_nr
         return out
 
+
+    def _producer(self):
+        """The grad_fn torch's error names for an output written in place through a view, while torch's weak
+        reference to it would live: the view (its owner) alive and still holding it. (torch's graph may keep it
+        alive longer through later ops on the view; numgrad's graph, built differently, cannot tell.)"""
+        if self.producer is None:
+            return None
+        view, node = self.producer[0](), self.producer[1]()
+        return node if view is not None and view._grad_fn is node else None
 
     def _rebuilt(self):
         data = self.data

@@ -432,9 +432,9 @@ class Tensor(TensorBase, result_class=True):
         if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
             saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]
             if self._base is not None and self._grad_fn is not node:
-                # torch's error then names the view's regenerated grad_fn (AsStrided) while that lives (it
-                # holds it weakly: with the view gone, the error names the op)
-                saved.producer = weakref.ref(self._grad_fn)
+                # torch's error then names the view's regenerated grad_fn (AsStrided) while that lives: it holds
+                # it weakly, and the view owns it until it dies or takes another (see SavedTensor.unpack)
+                saved.producer = (weakref.ref(self), weakref.ref(self._grad_fn))
         return self
 
 

@@ -1200,3 +1200,17 @@ def test_pow_exponent_gradient_keeps_a_nan_incoming_gradient_at_zero_to_the_zero
         (y * g + z * g).sum().backward()
         return y, a.grad, b.grad
     same(run)
+
+
+def test_saved_result_of_an_in_place_op_through_a_view_names_the_op_once_the_view_took_another_grad_fn():
+    """seed 9091, program 635: tanh_ through a view saved the view; a later write through it gave the view another
+    grad_fn, and torch's weak reference to the first died, so its version error names Tanh, not AsStrided."""
+    def prog(lib):
+        v1 = lib.tensor(np.array(-0.6193547620964238), requires_grad=True).abs()
+        v1.div_(3.0)
+        v3 = v1.permute(())
+        v3.tanh_()
+        v3[True] = False
+        v3.backward(lib.tensor(1.5, dtype=lib.float64))
+        return v3
+    same(prog)

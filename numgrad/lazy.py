@@ -331,7 +331,7 @@ def _broadcast_strides(op_shape, op_strides, shape):
                                for i, (d, s) in enumerate(zip(op_shape, op_strides)))
 
 
-def _dim_order(operands, shape):
+def dim_order(operands, shape):
     """reorder_dimensions: the result's dims fastest first, by an insertion sort asking the operands in
     turn (the first that tells two dims apart decides)."""
     strides = [_broadcast_strides(s, st, shape) for s, st in operands]
@@ -371,7 +371,7 @@ def result_strides(operands, shape, scalars):
         fast = _same_shape_layout(operands, shape)
         if fast is not False:
             return None if fast is None or fast == contiguous_strides(shape) else fast
-    perm = _dim_order(operands, shape)
+    perm = dim_order(operands, shape)
     if perm == list(range(len(shape) - 1, -1, -1)):
         return None
     strides, acc = [0] * len(shape), 1

@@ -8,6 +8,7 @@ from .._core import dtypes
 from .._core.warn import warn
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes, wrap_dim
+from ..lazy import dim_order
 from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index
 from ..backend.dispatch import internal_overlap
@@ -626,26 +627,7 @@ def _kernel_loop_axes(shape, d, operands):
     ndim = len(shape)
     sizes = [1 if k == d else n for k, n in enumerate(shape)]
     strides = [list(st) for st in operands]
-
-    def should_swap(a, b):  # TensorIterator::reorder_dimensions: 1 puts a after b
-        for st in strides:
-            if st[a] == 0 or st[b] == 0:
-                continue
-            if st[a] != st[b]:
-                return 1 if st[a] > st[b] else -1
-            if sizes[a] > sizes[b]:
-                return 1
-        return 0
-    perm = list(range(ndim))[::-1]  # fastest first
-    for i in range(1, ndim):
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = should_swap(perm[k], perm[j])
-            if c > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif c < 0:
-                break
+    perm = dim_order([(sizes, st) for st in strides], sizes)  # TensorIterator's reorder_dimensions, fastest first
     # coalesce_dimensions: the fastest group of dims runs as one inner loop
     inner, group_size = [perm[0]], sizes[perm[0]]
     group_strides = [st[perm[0]] for st in strides]

@@ -319,7 +319,10 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it.
     `tensors` are the index tensors as given (torch judges their memory against the region's), `masked_fill`
     says torch takes its masked_fill_ path, `source` is the value the graph records (before a cast)."""
-    check_inplace = t._check_inplace
+    given = source if source is not None else value  # an unbind/split output made without grad refuses it
+
+    def check_inplace():
+        t._check_inplace(inputs=(given,))
     if adv is not None:  # index_put_ checks the in-place write first; a basic index expands the value first
         check_inplace()
     mismatch = None  # torch checks the value's shape against the indexed region before the dtypes

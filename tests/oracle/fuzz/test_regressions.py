@@ -1214,3 +1214,29 @@ def test_saved_result_of_an_in_place_op_through_a_view_names_the_op_once_the_vie
         v3.backward(lib.tensor(1.5, dtype=lib.float64))
         return v3
     same(prog)
+
+
+def test_setitem_into_a_multi_output_view_made_without_grad_refuses_a_value_requiring_grad_first():
+    """seed 10101, program 9894: writing a value that requires grad into a chunk of a bool tensor: torch's
+    index_put_ refuses the multi-output view before it compares the value's shape; numgrad judged the shape first
+    (its check was given no inputs, so it never saw the value require grad)."""
+    def prog(lib):
+        v0 = lib.tensor(np.array([[[-0.8]], [[1.2]], [[2.0]]], dtype=np.float32), requires_grad=True)
+        v2 = lib.tensor(2.0, requires_grad=True).fmod(v0)
+        (v4,) = (v0 == v0).chunk(3, -2)
+        v4[lib.tensor([[3, 3], [3, 3]])] = v2
+        return v4
+    same(prog)
+    for value in ("index_put_", "masked_fill_", "fill_", "setitem int"):
+        def write(lib, value=value):
+            part = lib.ones(3, 2).chunk(3, 0)[1]
+            v = lib.tensor(2.0, requires_grad=True) * 1
+            if value == "index_put_":
+                return part.index_put_((lib.tensor([0]),), v)
+            if value == "masked_fill_":
+                return part.masked_fill_(lib.tensor([True, False]), v)
+            if value == "fill_":
+                return part.fill_(v)
+            part[0] = v
+            return part
+        same(write)

@@ -43,9 +43,52 @@ def _table_methods():
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
         "negative", "absolute"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
-                                       differentiable=name != "logical_not")
+        methods[name + "_"] = _named_in_place(_inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
+                                                       differentiable=name != "logical_not"))
+    for name in ("clamp", "clip", "clamp_", "clip_"):  # torch's binding refuses mixed bounds before anything
+        methods[name] = _clamp_method(name, methods[name])
+    methods["pow_"] = _pow_method(methods["pow_"])
     return methods
+
+
+def _pow_method(fn):
+    """pow_: torch refuses a negative integer exponent of an integer tensor before it judges the result type."""
+    def op(self, exponent):
+        if not self._dtype.is_floating_point and isinstance(exponent, int) and not isinstance(exponent, bool) \
+                and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return fn(self, exponent)
+    op.__name__ = "pow_"
+    return op
+
+
+def _named_in_place(fn):
+    """An in-place table op whose derivative torch does not implement: its error names the in-place op."""
+    def op(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        node = self._grad_fn
+        if node is not None and getattr(getattr(node, "plan", None), "not_implemented", False):
+            node.in_place = True
+        return out
+    op.__name__ = fn.__name__
+    return op
+
+
+def _scatter_method(fn):
+    """scatter_/scatter_add_: torch checks dtypes and shapes before the memory of self, index and src (fn's
+    checks of its target), so Tensor._inplace's overlap check, which comes first, is not used."""
+    def op(self, *args, **kwargs):
+        self._check_inplace(True, (*args, *kwargs.values()))
+        return self._write(_computed_in_place(fn, self, args, kwargs))
+    op.__name__ = fn.__name__.replace("_inplace", "_")
+    return op
+
+
+def _clamp_method(name, fn):
+    def op(self, min=None, max=None):
+        return fn(self, *F.clamp_bounds(name, min, max, method=True))
+    op.__name__ = name
+    return op
 
 
 def _two_tensors(name):
@@ -185,8 +228,8 @@ class Tensor(TensorBase, result_class=True):
     masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
     index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
-    scatter, scatter_ = indexing.scatter, _inplace(indexing.scatter, elementwise=False)
-    scatter_add, scatter_add_ = indexing.scatter_add, _inplace(indexing.scatter_add, elementwise=False)
+    scatter, scatter_ = indexing.scatter, _scatter_method(indexing.scatter_inplace)
+    scatter_add, scatter_add_ = indexing.scatter_add, _scatter_method(indexing.scatter_add_inplace)
     split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
@@ -204,7 +247,11 @@ class Tensor(TensorBase, result_class=True):
         return F.where(condition, self, other)
 
     def sum_to_size(self, *size):
+        if not size:
+            raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
         shape = shape_arg(size)
+        if not shape:  # at::sum_to returns sum() for an empty shape, a new tensor of sum's dtype (int64 for bool)
+            return reduction.sum(self)
         if len(shape) > len(self._shape) or any(s not in (1, d) for s, d in zip(shape[::-1], self._shape[::-1])):
             raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
         return reduction.sum_to(self, shape)
@@ -405,10 +452,15 @@ class Tensor(TensorBase, result_class=True):
         self._vc[0] += 1
         if node is None:
             return self
+        old, old_nr = self._grad_fn, self._output_nr
         if self._base is not None:
             shape.rebase_view(self, result)
         else:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+        if self._retains_grad and old is not None and old is not self._grad_fn:
+            # torch moves retain_grad to the new grad_fn: .grad is the gradient of the tensor's latest value
+            old._own("_retained").pop(old_nr, None)
+            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
         saved = node._saved.get("result")
         if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
             saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]

@@ -13,7 +13,7 @@ from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
                              MULTI_OUTPUT_VIEW_NO_GRAD, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
-                             PARTIAL_OVERLAP)
+                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
@@ -27,8 +27,14 @@ def wants_grad(t):
     (through its base or another view) first takes its new history, which may require grad."""
     if t._base is not None and t._vc[0] != t._view_version:
         return t.requires_grad
-    return t._requires_grad
+    return t._requires_grad or _base_requires_grad(t)
 
+
+def _base_requires_grad(t):
+    """torch's DifferentiableViewMeta::requires_grad: a view with no history of its own (made without grad, or
+    before its base was made to require grad) requires grad when its base does; its grad_fn stays None, so
+    ops on it require grad while their gradient flows nowhere."""
+    return t._base is not None and t._grad_fn is None and t._base._requires_grad
 
 class TensorBase:
     __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
@@ -182,7 +188,7 @@ class TensorBase:
             if self._multi_output == "grad":  # torch reads the flag without regenerating (which would raise)
                 return self._requires_grad or self._base._requires_grad
             self._refresh_view_history()
-        return self._requires_grad
+        return self._requires_grad or _base_requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -382,7 +388,9 @@ class TensorBase:
             raise RuntimeError(INFERENCE_INPLACE)
         if STATE.grad_enabled and autograd:
             if self._requires_grad and self._grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE)
+                # a view made in grad mode that was itself made to require grad: torch names it a view of a leaf
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE if self._base is not None and self._view_version is not None
+                                   else LEAF_INPLACE)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
                 # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
                 op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
@@ -393,10 +401,9 @@ class TensorBase:
             if self._multi_output == "no grad" and any(isinstance(t, TensorBase) and t._requires_grad
                                                        for t in inputs):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
-            base = self._base
-            if base is not None and base._requires_grad and base._grad_fn is None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
+            base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf
+            if base is not None and base._grad_fn is None and (base._requires_grad or self._requires_grad):
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
     def _check_overlap(self, inputs=(), internal=True, full=False, copy=False):
         """torch's refusals before an in-place write into self: self's elements meeting each other (an

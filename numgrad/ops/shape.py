@@ -264,7 +264,11 @@ def expand(t, *sizes):
 
 
 def matrix_transpose(t):
-    """Tensor.mT: the last two dims swapped."""
+    """Tensor.mT: the last two dims swapped; a 0-d tensor itself, with torch's deprecation warning."""
+    if t._data.ndim == 0:
+        warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases. (Triggered "
+             "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)")
+        return t
     if t._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {t._data.ndim}-D "
                            "tensor.")

@@ -12,7 +12,7 @@ from ._core.warn import warn
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
-                             MULTI_OUTPUT_VIEW_NO_GRAD, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
+                             MULTI_OUTPUT_VIEW_NO_GRAD, NO_GRAD_VIEW_REASON, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
                              PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
@@ -47,6 +47,9 @@ class TensorBase:
     # require grad or not: torch's MULTI_OUTPUT_NODE views, which refuse in-place writes (_check_inplace,
     # and Tensor._write for a write that would make a "no grad" one require grad)
     _multi_output = False
+    # a float view made in no_grad mode (or a view of one): the version of its memory when it was made; torch's
+    # CreationMeta::NO_GRAD_MODE, whose in-place writes and rebased reads in grad mode it refuses
+    _no_grad_view = None
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -184,6 +187,8 @@ class TensorBase:
     # ---- autograd fields ------------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._no_grad_view is not None:  # torch reads the flag without regenerating (which may raise)
+            return self._requires_grad or _base_requires_grad(self)
         if self._base is not None and self._vc[0] != self._view_version:
             if self._multi_output == "grad":  # torch reads the flag without regenerating (which would raise)
                 return self._requires_grad or self._base._requires_grad
@@ -261,7 +266,7 @@ class TensorBase:
         return self._retains_grad
 
     def retain_grad(self):
-        if not self._requires_grad:
+        if not self.requires_grad:  # a view requires grad when its base does
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self._retains_grad:
             self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
@@ -401,6 +406,13 @@ class TensorBase:
             if self._multi_output == "no grad" and any(isinstance(t, TensorBase) and t._requires_grad
                                                        for t in inputs):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
+            if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self) or any(
+                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
+                what = "A view was created" if self._grad_fn is None else \
+                    f"Output {self._output_nr} of {re.sub(r'Backward(0$|(?=[0-9]+$))', '', self._grad_fn.name())} " \
+                    "is a view of a view which was created"
+                raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
+                                   + NO_GRAD_VIEW_REASON)
             base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf
             if base is not None and base._grad_fn is None and (base._requires_grad or self._requires_grad):
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE)

@@ -29,6 +29,15 @@ NON_DIFFERENTIABLE_GRAD = (
     'isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/autograd/'
     'engine.cpp":998, please report a bug to PyTorch. ')
 
+# torch's handle_view_on_rebase for a view made in no_grad mode (CreationMeta::NO_GRAD_MODE, which views of it
+# inherit): written in place, or read after its base was, with grad mode enabled
+NO_GRAD_VIEW_REASON = (
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
+    "both outside (if you want the inplace to be tracked).")
+NO_GRAD_VIEW_REBASED = ("A view was created in no_grad mode and its base or another view of its base has been "
+                        "modified inplace with grad mode enabled. " + NO_GRAD_VIEW_REASON)
+
 # torch's handle_view_on_rebase for an unbind/split output made where its base did not require grad
 MULTI_OUTPUT_VIEW_NO_GRAD = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "

@@ -175,8 +175,9 @@ def _squeeze0_backward(node, g):
 
 
 def _squeeze0(t):
-    # torch squeezes the mm result in place (squeeze_): the product is no view of anything
+    # torch squeezes the mm result in place (squeeze_): the product is no view of anything, at version 1
     out = TensorBase._make(t._data[0], t._dtype)
+    out._vc[0] = 1
     record("SqueezeBackward4", _squeeze0_backward, [t], [out])
     return out
 

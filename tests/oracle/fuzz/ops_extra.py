@@ -3,8 +3,8 @@ import dataclasses
 
 import numpy as np
 
-from .ops import CASTS, dim, operator_step, other, reduction, scalar, table, var
-from .ops_index import _seed_rng, _target, index_tensor, inplace, mask
+from .ops import CASTS, dim, operator_step, other, reduction, scalar, shape_op, table, var
+from .ops_index import _seed_rng, _target, index_tensor, indexing, inplace, mask
 from .program import GRAD_MODES, Dt, Lit, Step
 
 DTYPES = ("float32", "float64", "int64", "bool")
@@ -276,17 +276,16 @@ def autograd_step(d, env):
     return Step("method", name, (x,) if d.chance(0.4) else (x, d.choice((True, True, False))))
 
 
-# families whose results are no views: a view made without grad of a tensor that requires grad follows torch's
-# CreationMeta rules (requires_grad yet a leaf, its in-place writes refused), which numgrad does not model yet
-NOT_VIEWS = (table, operator_step, reduction, inplace, product, scatter, index_put, rounding, creation)
-
-
 def grad_mode(d, env):
-    """A step of another family run inside no_grad, set_grad_enabled(False) or enable_grad within no_grad."""
-    step = d.choice(NOT_VIEWS)(d, env)
+    """A step of another family run inside no_grad, set_grad_enabled(False) or enable_grad within no_grad: views
+    made without grad follow torch's CreationMeta rules (they require grad when their base does, yet are leaves;
+    in-place writes to them, or reads after their base was written, are refused in grad mode)."""
+    step = d.choice(GRAD_MODE_FAMILIES)(d, env)
     return dataclasses.replace(step, grad_mode=d.choice(tuple(k for k in GRAD_MODES if k)))
 
 
+GRAD_MODE_FAMILIES = (table, operator_step, reduction, shape_op, indexing, inplace, product, view, scatter, index_put,
+                      rounding, creation)
 SUBFAMILIES = (product, product, view, scatter, index_put, rounding, creation, alias, autograd_step, grad_mode)
 
 

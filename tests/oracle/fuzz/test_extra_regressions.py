@@ -392,3 +392,61 @@ def test_inplace_integer_division_by_zero_raises(op):
     """The error of an in-place integer division by a zero is torch's (what torch wrote before raising is
     undefined: see known.py's PARTIAL_WRITE, which the fuzz test recognizes only for those values)."""
     same(lambda lib: getattr(lib.tensor([4, 0, 3]), op)(lib.tensor([2, 0, 1])))
+
+
+def test_views_made_in_no_grad_mode():
+    """A view made in no_grad mode of a tensor that requires grad (or a view of such a view) was a plain leaf
+    view: torch's CreationMeta::NO_GRAD_MODE refuses its in-place writes in grad mode when anything involved
+    requires grad (naming the view's grad_fn when it has one), refuses reading its grad_fn once its base was
+    written in place, and lets retain_grad through (it requires grad, as its base does)."""
+    def view(lib, base_op=None):
+        leaf = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        base = leaf if base_op is None else base_op(leaf)
+        with lib.no_grad():
+            v = base[1:]
+        return base, v
+    same(lambda lib: view(lib)[1].mul_(2))
+    same(lambda lib: view(lib)[1][:1].mul_(2))
+    same(lambda lib: view(lib, lambda x: x * 1)[1].mul_(2))
+    same(lambda lib: (lambda v: (v.retain_grad(), v)[1])(view(lib)[1]))
+
+    def untracked(lib):
+        x = lib.zeros(3)
+        with lib.no_grad():
+            v = x[1:]
+        v.mul_(2)  # nothing requires grad: allowed
+        return v.mul_(lib.tensor([1.0, 2.0], requires_grad=True))
+    same(untracked)
+
+    def rebased(lib, grad_mode):
+        base, v = view(lib, lambda x: x * 1)
+        with lib.set_grad_enabled(grad_mode):
+            base.mul_(2)
+        return lib.tensor(v.requires_grad), v.grad_fn
+    same(lambda lib: rebased(lib, False))
+    same(lambda lib: rebased(lib, True))
+
+
+def test_vector_matrix_product_is_at_version_one():
+    """matmul of a vector and a matrix was at version 0; torch's squeeze_ of the mm result leaves it at version 1,
+    which a later version error reports."""
+    def fn(lib):
+        x = lib.tensor([0.5, 2.0, 1.0], dtype=lib.float64, requires_grad=True)
+        v = lib.matmul(x, lib.ones(3, 3, dtype=lib.float64))
+        v.div_(v)
+        v.sum().backward()
+        return v
+    same(fn)
+
+
+def test_like_ops_keep_the_input_strides():
+    """ones_like/zeros_like/full_like of a transposed dense tensor were C-contiguous; torch's preserve_format keeps
+    the input's strides (those of size-1 dims too), on which matmul's choice of kernel (and so its message) turns."""
+    def fn(lib, make):
+        x = lib.ones(1, 3, 1).transpose(0, 1)
+        y = make(lib, x)
+        return lib.tensor(y.stride()), y, y @ lib.tensor([True])
+    same(lambda lib: fn(lib, lambda lib, x: lib.ones_like(x)))
+    same(lambda lib: fn(lib, lambda lib, x: lib.zeros_like(x, dtype=lib.float64)))
+    same(lambda lib: fn(lib, lambda lib, x: lib.full_like(x, 2.5)))
+    same(lambda lib: (lambda y: (lib.tensor(y.stride()), y))(lib.ones_like(lib.ones(2, 3).t())))

@@ -426,6 +426,15 @@ def test_views_made_in_no_grad_mode():
     same(lambda lib: rebased(lib, False))
     same(lambda lib: rebased(lib, True))
 
+    def backward(lib, index):
+        leaf = lib.zeros(2, 3, 1, dtype=lib.float64, requires_grad=True)
+        with lib.no_grad():
+            v = leaf[index]
+        v.backward()  # it requires grad (its base does), yet has no edge: torch's implicit-grad check comes first
+        return v
+    same(lambda lib: backward(lib, (slice(None),)))
+    same(lambda lib: backward(lib, (0, 0, 0)))
+
 
 def test_vector_matrix_product_is_at_version_one():
     """matmul of a vector and a matrix was at version 0; torch's squeeze_ of the mm result leaves it at version 1,

@@ -65,8 +65,12 @@ def _pow_method(fn):
 def _named_in_place(fn):
     """An in-place table op whose derivative torch does not implement: its error names the in-place op."""
     def op(self, *args, **kwargs):
+        root = self._base
+        before = root._grad_fn if root is not None else None
         out = fn(self, *args, **kwargs)
         node = self._grad_fn
+        if root is not None and root._grad_fn is not before and root._grad_fn is not None:
+            node = root._grad_fn.next_functions[1][0]  # a write through a view: the op's node is CopySlices' input
         if node is not None and getattr(getattr(node, "plan", None), "not_implemented", False):
             node.in_place = True
         return out

@@ -392,10 +392,8 @@ class TensorBase:
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
         if STATE.grad_enabled and autograd:
-            if self._requires_grad and self._grad_fn is None:
-                # a view made in grad mode that was itself made to require grad: torch names it a view of a leaf
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE if self._base is not None and self._view_version is not None
-                                   else LEAF_INPLACE)
+            if self._requires_grad and self._grad_fn is None and self._base is None:
+                raise RuntimeError(LEAF_INPLACE)  # a view's own refusals come first (handle_view_on_rebase)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
                 # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
                 op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
@@ -403,8 +401,8 @@ class TensorBase:
                                    "view is the output of a function that returns multiple views. Such functions do "
                                    "not allow the output views to be modified inplace. You should replace the "
                                    "inplace operation by an out-of-place one.")
-            if self._multi_output == "no grad" and any(isinstance(t, TensorBase) and t._requires_grad
-                                                       for t in inputs):
+            if self._multi_output == "no grad" and (self._requires_grad or any(
+                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
             if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self) or any(
                     isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
@@ -416,6 +414,8 @@ class TensorBase:
             base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf
             if base is not None and base._grad_fn is None and (base._requires_grad or self._requires_grad):
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+            if self._requires_grad and self._grad_fn is None:  # a view made to require grad, of a non-leaf base
+                raise RuntimeError(LEAF_INPLACE)
 
     def _check_overlap(self, inputs=(), internal=True, full=False, copy=False):
         """torch's refusals before an in-place write into self: self's elements meeting each other (an

@@ -459,3 +459,33 @@ def test_like_ops_keep_the_input_strides():
     same(lambda lib: fn(lib, lambda lib, x: lib.zeros_like(x, dtype=lib.float64)))
     same(lambda lib: fn(lib, lambda lib, x: lib.full_like(x, 2.5)))
     same(lambda lib: (lambda y: (lib.tensor(y.stride()), y))(lib.ones_like(lib.ones(2, 3).t())))
+
+
+def test_bmm_with_an_empty_operand_gradients_keep_each_dtype():
+    """bmm with an empty operand of another dtype gave the float32 input a float64 gradient (the result's dtype);
+    torch's gradients are zeros of each input's own dtype."""
+    def fn(lib):
+        a = lib.zeros(2, 4, 3, requires_grad=True)
+        b = lib.zeros(2, 3, 0, dtype=lib.float64, requires_grad=True)
+        out = lib.bmm(a, b)
+        out.sum().backward()
+        return out, a.grad, b.grad
+    same(fn)
+
+
+def test_write_order_of_a_split_output_made_to_require_grad():
+    """An in-place write to an output of split made without grad, later made to require grad itself, named a
+    view of a leaf; torch's view check (a multi-output view made in no_grad mode) comes first. A floor_divide_
+    through a view names the in-place op in its backward error."""
+    def fn(lib):
+        parts = lib.zeros(1, 1, 3, dtype=lib.float64).split_with_sizes([1, 0, 1, 0, 0, 1], -1)
+        v = parts[5].requires_grad_(True)
+        return v.scatter_(2, lib.zeros(1, 1, 0, dtype=lib.int64), parts[4])
+    same(fn)
+
+    def view_write(lib):
+        x = lib.tensor([[-1.5, -2.25, 0.75]], dtype=lib.float64, requires_grad=True) * 1
+        y = x.mT.floor_divide_(2)
+        y.sum().backward()
+        return y
+    same(view_write)

@@ -461,10 +461,7 @@ class Tensor(TensorBase, result_class=True):
             shape.rebase_view(self, result)
         else:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-        if self._retains_grad and old is not None and old is not self._grad_fn:
-            # torch moves retain_grad to the new grad_fn: .grad is the gradient of the tensor's latest value
-            old._own("_retained").pop(old_nr, None)
-            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
+        self._move_retained(old, old_nr)
         saved = node._saved.get("result")
         if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
             saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]

@@ -272,6 +272,13 @@ class TensorBase:
             self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
             self._retains_grad = True
 
+    def _move_retained(self, old, old_nr):
+        """torch moves retain_grad to a tensor's new grad_fn (an in-place write, a regenerated view): .grad is
+        the gradient of its latest value."""
+        if self._retains_grad and old is not None and old is not self._grad_fn and self._grad_fn is not None:
+            old._own("_retained").pop(old_nr, None)
+            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
+
     def register_hook(self, hook):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")

@@ -52,8 +52,10 @@ def regenerate_view(view):
     view._view_version = view._vc[0]
     if not root._requires_grad:
         return
+    old, old_nr = view._grad_fn, view._output_nr
     with enable_grad():  # read under no_grad too (grad_fn, requires_grad), the history is the same
         record("AsStridedBackward0", _region_backward, [root], [view], {"spec": _region_spec(view, root)})
+    view._move_retained(old, old_nr)
 
 
 def _shape_arg(shape):

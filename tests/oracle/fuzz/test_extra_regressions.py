@@ -489,3 +489,17 @@ def test_write_order_of_a_split_output_made_to_require_grad():
         y.sum().backward()
         return y
     same(view_write)
+
+
+def test_retain_grad_follows_a_regenerated_view():
+    """retain_grad on a view whose memory was then written under no_grad kept the old grad_fn's hook (no .grad);
+    torch moves it to the view's regenerated grad_fn."""
+    def fn(lib):
+        x = lib.tensor([-0.25, -1.25, -0.5], dtype=lib.float64, requires_grad=True)
+        v = x.swapdims(0, -1)
+        v.retain_grad()
+        with lib.set_grad_enabled(False):
+            v.zero_()
+        v.sum().backward()
+        return v.grad, x.grad
+    same(fn)

@@ -28,8 +28,8 @@ from oracle.fuzz.profile import run_profile, summary
 from oracle.fuzz.program import render
 from oracle.fuzz.runner import check_program
 
-# measured on two shared cores: 1 min 17 s from an empty kernel cache with the extra family (1 min 7 s without it),
-# 7 s with a warm one
+# measured on two shared cores: about 1 min 20 s from an empty kernel cache with the extra family (1 min 7 s without
+# it), 7 s with a warm one
 FUZZ_CI_PROGRAMS = 800
 LONG = int(os.environ.get("NUMGRAD_FUZZ_PROGRAMS", "0"))
 SEED = int(os.environ.get("NUMGRAD_FUZZ_SEED", "0"))

@@ -106,7 +106,10 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
-        accumulate_into_grad(self.variable, grads[0])
+        if grads[0] is not None and self.variable._grad_fn is not None:  # an in-place op gave the leaf a history
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        if self.variable._requires_grad:  # torch's AccumulateGrad drops the gradient of a leaf no longer requiring it
+            accumulate_into_grad(self.variable, grads[0])
         return []
 
 

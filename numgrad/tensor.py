@@ -46,8 +46,11 @@ def _table_methods():
         "logical_not", "pow", "clamp", "clip", "clamp_min", "clamp_max", "square", "floor", "ceil", "round", "trunc",
         "negative", "absolute"]
     for name in inplace:
-        methods[name + "_"] = _inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
-                                       differentiable=name != "logical_not")
+        methods[name + "_"] = _named_in_place(_inplace(getattr(F, name), c_names=name.startswith(("clamp", "clip")),
+                                                       differentiable=name != "logical_not"))
+    for name in ("clamp", "clip", "clamp_", "clip_"):  # torch's binding refuses mixed bounds before anything
+        methods[name] = _clamp_method(name, methods[name])
+    methods["pow_"] = _pow_method(methods["pow_"])
     # comparisons write their result in self's dtype; the logical ones record nothing (self keeps its history)
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         methods[name + "_"] = _inplace(F.compared_in_place(name))
@@ -58,6 +61,50 @@ def _table_methods():
                         ("true_divide", "div")):
         methods[alias + "_"] = methods[name + "_"]
     return methods
+
+
+def _pow_method(fn):
+    """pow_: torch refuses a negative integer exponent of an integer tensor before it judges the result type."""
+    def op(self, exponent):
+        if not self._dtype.is_floating_point and isinstance(exponent, int) and not isinstance(exponent, bool) \
+                and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return fn(self, exponent)
+    op.__name__ = "pow_"
+    return op
+
+
+def _named_in_place(fn):
+    """An in-place table op whose derivative torch does not implement: its error names the in-place op."""
+    def op(self, *args, **kwargs):
+        root = self._base
+        before = root._grad_fn if root is not None else None
+        out = fn(self, *args, **kwargs)
+        node = self._grad_fn
+        if root is not None and root._grad_fn is not before and root._grad_fn is not None:
+            node = root._grad_fn.next_functions[1][0]  # a write through a view: the op's node is CopySlices' input
+        if node is not None and getattr(getattr(node, "plan", None), "not_implemented", False):
+            node.in_place = True
+        return out
+    op.__name__ = fn.__name__
+    return op
+
+
+def _scatter_method(fn):
+    """scatter_/scatter_add_: torch checks dtypes and shapes before the memory of self, index and src (fn's
+    checks of its target), so Tensor._inplace's overlap check, which comes first, is not used."""
+    def op(self, *args, **kwargs):
+        self._check_inplace(True, (*args, *kwargs.values()))
+        return self._write(_computed_in_place(fn, self, args, kwargs))
+    op.__name__ = fn.__name__.replace("_inplace", "_")
+    return op
+
+
+def _clamp_method(name, fn):
+    def op(self, min=None, max=None):
+        return fn(self, *F.clamp_bounds(name, min, max, method=True))
+    op.__name__ = name
+    return op
 
 
 def _two_tensors(name):
@@ -202,10 +249,8 @@ class Tensor(TensorBase, result_class=True):
     masked_fill, masked_fill_ = indexing.masked_fill, indexing.masked_fill_
     index_select, narrow, select = indexing.index_select, indexing.narrow, indexing.select
     take_along_dim, gather = indexing.take_along_dim, indexing.gather
-    scatter = indexing.scatter
-    scatter_ = _inplace(indexing.computed_for_self(indexing.scatter), elementwise=False)
-    scatter_add = indexing.scatter_add
-    scatter_add_ = _inplace(indexing.computed_for_self(indexing.scatter_add), elementwise=False)
+    scatter, scatter_ = indexing.scatter, _scatter_method(indexing.scatter_inplace)
+    scatter_add, scatter_add_ = indexing.scatter_add, _scatter_method(indexing.scatter_add_inplace)
     split_with_sizes, chunk, unbind = join.split_with_sizes, join.chunk, join.unbind
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
@@ -223,7 +268,11 @@ class Tensor(TensorBase, result_class=True):
         return F.where(condition, self, other)
 
     def sum_to_size(self, *size):
+        if not size:
+            raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
         shape = shape_arg(size)
+        if not shape:  # at::sum_to returns sum() for an empty shape, a new tensor of sum's dtype (int64 for bool)
+            return reduction.sum(self)
         if len(shape) > len(self._shape) or any(s not in (1, d) for s, d in zip(shape[::-1], self._shape[::-1])):
             raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(self._shape)}}}.")
         return reduction.sum_to(self, shape)
@@ -424,10 +473,12 @@ class Tensor(TensorBase, result_class=True):
         self._vc[0] += 1
         if node is None:
             return self
+        old, old_nr = self._grad_fn, self._output_nr
         if self._base is not None:
             shape.rebase_view(self, result)
         else:
             self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+        self._move_retained(old, old_nr)
         saved = node._saved.get("result")
         if saved is not None and hasattr(saved, "vc"):  # the saved output is now `self`
             saved.data, saved.vc, saved.version = self._data, self._vc, self._vc[0]

@@ -12,8 +12,8 @@ from ._core.warn import warn, warn_once
 from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
-                             MULTI_OUTPUT_VIEW_NO_GRAD, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
-                             PARTIAL_OVERLAP)
+                             MULTI_OUTPUT_VIEW_NO_GRAD, NO_GRAD_VIEW_REASON, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
+                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
@@ -25,8 +25,14 @@ def wants_grad(t):
     (through its base or another view) first takes its new history, which may require grad."""
     if t._base is not None and t._vc[0] != t._view_version:
         return t.requires_grad
-    return t._requires_grad
+    return t._requires_grad or _base_requires_grad(t)
 
+
+def _base_requires_grad(t):
+    """torch's DifferentiableViewMeta::requires_grad: a view with no history of its own (made without grad, or
+    before its base was made to require grad) requires grad when its base does; its grad_fn stays None, so
+    ops on it require grad while their gradient flows nowhere."""
+    return t._base is not None and t._grad_fn is None and t._base._requires_grad
 
 class TensorBase:
     __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
@@ -39,6 +45,9 @@ class TensorBase:
     # require grad or not: torch's MULTI_OUTPUT_NODE views, which refuse in-place writes (_check_inplace,
     # and Tensor._write for a write that would make a "no grad" one require grad)
     _multi_output = False
+    # a float view made in no_grad mode (or a view of one): the version of its memory when it was made; torch's
+    # CreationMeta::NO_GRAD_MODE, whose in-place writes and rebased reads in grad mode it refuses
+    _no_grad_view = None
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -176,11 +185,13 @@ class TensorBase:
     # ---- autograd fields ------------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._no_grad_view is not None:  # torch reads the flag without regenerating (which may raise)
+            return self._requires_grad or _base_requires_grad(self)
         if self._base is not None and self._vc[0] != self._view_version:
             if self._multi_output == "grad":  # torch reads the flag without regenerating (which would raise)
                 return self._requires_grad or self._base._requires_grad
             self._refresh_view_history()
-        return self._requires_grad
+        return self._requires_grad or _base_requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -253,11 +264,18 @@ class TensorBase:
         return self._retains_grad
 
     def retain_grad(self):
-        if not self._requires_grad:
+        if not self.requires_grad:  # a view requires grad when its base does
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self._retains_grad:
             self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
             self._retains_grad = True
+
+    def _move_retained(self, old, old_nr):
+        """torch moves retain_grad to a tensor's new grad_fn (an in-place write, a regenerated view): .grad is
+        the gradient of its latest value."""
+        if self._retains_grad and old is not None and old is not self._grad_fn and self._grad_fn is not None:
+            old._own("_retained").pop(old_nr, None)
+            self._grad_fn._own("_retained")[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook):
         if not self._requires_grad:
@@ -378,8 +396,8 @@ class TensorBase:
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
         if STATE.grad_enabled and autograd:
-            if self._requires_grad and self._grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE)
+            if self._requires_grad and self._grad_fn is None and self._base is None:
+                raise RuntimeError(LEAF_INPLACE)  # a view's own refusals come first (handle_view_on_rebase)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
                 # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
                 op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
@@ -387,13 +405,21 @@ class TensorBase:
                                    "view is the output of a function that returns multiple views. Such functions do "
                                    "not allow the output views to be modified inplace. You should replace the "
                                    "inplace operation by an out-of-place one.")
-            if self._multi_output == "no grad" and any(isinstance(t, TensorBase) and t._requires_grad
-                                                       for t in inputs):
+            if self._multi_output == "no grad" and (self._requires_grad or any(
+                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
-            base = self._base
-            if base is not None and base._requires_grad and base._grad_fn is None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
+            if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self) or any(
+                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
+                what = "A view was created" if self._grad_fn is None else \
+                    f"Output {self._output_nr} of {re.sub(r'Backward(0$|(?=[0-9]+$))', '', self._grad_fn.name())} " \
+                    "is a view of a view which was created"
+                raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
+                                   + NO_GRAD_VIEW_REASON)
+            base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf
+            if base is not None and base._grad_fn is None and (base._requires_grad or self._requires_grad):
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+            if self._requires_grad and self._grad_fn is None:  # a view made to require grad, of a non-leaf base
+                raise RuntimeError(LEAF_INPLACE)
 
     def _check_overlap(self, inputs=(), internal=True, full=False, copy=False):
         """torch's refusals before an in-place write into self: self's elements meeting each other (an

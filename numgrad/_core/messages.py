@@ -10,6 +10,7 @@ NON_LEAF_REQUIRES_GRAD = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
     "subgraph that doesn't require differentiation use var_no_grad = var.detach().")
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 INFERENCE_INPLACE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
@@ -27,6 +28,15 @@ DETACH_VIEW_INPLACE = (
 NON_DIFFERENTIABLE_GRAD = (
     'isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/autograd/'
     'engine.cpp":998, please report a bug to PyTorch. ')
+
+# torch's handle_view_on_rebase for a view made in no_grad mode (CreationMeta::NO_GRAD_MODE, which views of it
+# inherit): written in place, or read after its base was, with grad mode enabled
+NO_GRAD_VIEW_REASON = (
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
+    "both outside (if you want the inplace to be tracked).")
+NO_GRAD_VIEW_REBASED = ("A view was created in no_grad mode and its base or another view of its base has been "
+                        "modified inplace with grad mode enabled. " + NO_GRAD_VIEW_REASON)
 
 # torch's handle_view_on_rebase for an unbind/split output made where its base did not require grad
 MULTI_OUTPUT_VIEW_NO_GRAD = (

@@ -85,13 +85,15 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     """Backpropagates from `outputs`. `capture` maps (node, output_nr) edges to slots whose incoming
     gradient is recorded (autograd.grad); with it, only the part of the graph leading there runs."""
     for i, out in enumerate(outputs):
-        if not out._requires_grad:
+        if not out.requires_grad:  # the property: a view requires grad when its base does
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     buffers, roots = GradBuffers(), []
-    for out, g in zip(outputs, _root_grads(outputs, grad_outputs)):
+    for i, (out, g) in enumerate(zip(outputs, _root_grads(outputs, grad_outputs))):
         if not out._dtype.is_floating_point:  # a root's gradient flows into it as any other does
             raise RuntimeError(NON_DIFFERENTIABLE_GRAD)
         node, nr = edge_of(out)
+        if node is None:  # a view requiring grad through its base only has no edge (torch: an invalid one)
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if node not in buffers.slots:
             roots.append(node)
         buffers.add(node, nr, g)

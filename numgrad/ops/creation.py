@@ -158,8 +158,23 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 def _like(factory):
     def make(t, dtype=None, device=None, requires_grad=False, memory_format=None):
-        return factory(*t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+        out = factory(*t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+        return _preserve_layout(out, t)
     return make
+
+
+def _preserve_layout(out, t):
+    """torch's preserve_format: the result of a *_like op takes a dense input's strides exactly (those of its
+    size-1 dims too), which later ops read (matmul folds a batch only when its strides chain)."""
+    src, arr = t._arr, out._arr
+    if src is None or arr is None or not (dispatch.is_host(src) and dispatch.is_host(arr)) or arr.shape != src.shape:
+        return out
+    strides = tuple(s // src.itemsize * arr.itemsize for s in src.strides)
+    if strides != arr.strides and lazy.is_dense_array(src):
+        laid = np.lib.stride_tricks.as_strided(np.empty(max(arr.size, 1), arr.dtype), arr.shape, strides)
+        laid[...] = arr
+        out._arr = laid
+    return out
 
 
 zeros_like = _like(zeros)
@@ -168,8 +183,8 @@ empty_like = _like(empty)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    return _preserve_layout(full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
+                                 requires_grad=requires_grad), t)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

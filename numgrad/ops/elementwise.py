@@ -173,11 +173,13 @@ class ElementwiseBackward(Node):
                 self.refusal = rules[a._dtype.name]
 
     refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
+    in_place = False  # made by the op's in-place form: torch's error node names aten::<op>_
 
     def apply(self, grads):
         plan = self.plan
         if plan.not_implemented:
-            raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name} is not implemented")
+            raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name}{'_' * self.in_place} is not "
+                               "implemented")
         g = grads[0]
         check_saved_versions(self)
         values = [self.saved(attr) for attr in plan.saved_attrs]

@@ -18,6 +18,7 @@ from ..tensor_base import TensorBase
 from . import creation, dim_binding, reduction
 from .shape import to_dtype
 from .elementwise import apply, compute_dtype
+from .join import unbind
 from .reduction import _axes, _fold, _kept_shape
 
 
@@ -152,6 +153,10 @@ def div(input, other, rounding_mode=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
+    if builtins.all((t.dtype is bool_) if isinstance(t, TensorBase) else isinstance(t, (bool, np.bool_))
+           for t in (input, other)):  # a bool result: torch's kernels have none (before any division by zero)
+        broadcast_shapes(*(t._shape for t in (input, other) if isinstance(t, TensorBase)))
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
     with no_grad():  # the rounded quotient: integers stay integers, as torch's div_trunc / div_floor
         if rounding_mode == "trunc":  # bool divides as int64 (the correction below subtracts)
             input, other = (t.to(int64) if isinstance(t, TensorBase) and t.dtype is bool_ else t
@@ -232,7 +237,25 @@ def square(input):
     return pow(input, 2)
 
 
+def clamp_bounds(name, min, max, method=False):
+    """torch's binding: clamp's bounds are both Tensors or both Numbers (either may be None); a mix matches none
+    of its signatures, unless its tensor is 0-d and does not require grad, which the binding reads as a Number.
+    Returns the bounds as the signature matched. A method's message lists its arguments without self."""
+    if min is not None and max is not None and isinstance(min, TensorBase) != isinstance(max, TensorBase):
+        t = min if isinstance(min, TensorBase) else max
+        if not t._shape and not t.requires_grad:
+            number = t.item()
+            return (number, max) if t is min else (min, number)
+        got = ", ".join(("Tensor" if isinstance(v, TensorBase) else _type_name(v))
+                        for v in ((min, max) if method else (TensorBase, min, max)) if v is not TensorBase)
+        got = got if method else "Tensor, " + got
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                        "of:\n * (Tensor min = None, Tensor max = None)\n * (Number min = None, Number max = None)\n")
+    return min, max
+
+
 def clamp(input, min=None, max=None):
+    min, max = clamp_bounds("clamp", min, max)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
@@ -250,19 +273,24 @@ def clamp(input, min=None, max=None):
     return apply("clamp", input, min, max)
 
 
-clip = clamp
+def clip(input, min=None, max=None):
+    return clamp(input, *clamp_bounds("clip", min, max))
 
 
 def clamp_min(input, min):
     if isinstance(min, TensorBase):
-        return clamp(input, min=min)
+        if input.dtype is bool_:  # clamp's route for bool (maximum's kernel)
+            return clamp(input, min=min)
+        return apply("clamp_min_tensor", input, min)  # ClampMinBackward1, as torch's clamp_min.Tensor
     _tensor_arg("clamp_min", input, 1, "input")
     return apply("clamp_min_fn", input, min)  # ClampMinBackward0, as torch.clamp_min (clamp(min=) is ClampBackward1)
 
 
 def clamp_max(input, max):
     if isinstance(max, TensorBase):
-        return clamp(input, max=max)
+        if input.dtype is bool_:
+            return clamp(input, max=max)
+        return apply("clamp_max_tensor", input, max)  # ClampMaxBackward1, as torch's clamp_max.Tensor
     _tensor_arg("clamp_max", input, 1, "input")
     return apply("clamp_max_fn", input, max)
 
@@ -296,6 +324,10 @@ def where(condition, input=None, other=None):
 
 
 def nonzero(input, as_tuple=False):
+    if as_tuple:  # torch unbinds the (n, ndim) result into column views; a 0-d input as one of shape (1,)
+        return unbind(nonzero(input.reshape(1) if input._data.ndim == 0 else input), 1)
+    if input._data.ndim == 0:  # torch reads a 0-d tensor as one element with no index columns
+        return TensorBase._make(np.zeros((int(bool(input.item() != 0)), 0), np.int64), int64)
     idx = np.nonzero(input._data)
     if as_tuple:
         return tuple(TensorBase._make(i.astype(np.int64), int64) for i in idx)
@@ -362,8 +394,12 @@ def ceil(input):
     return _nondiff(input, "ceil")
 
 
-def round(input, decimals=0):
+def round(input, decimals=None):
+    if decimals is None:  # round() of an integer tensor is itself; round(decimals=0) runs the float kernel
+        return _nondiff(input, "round")
     if decimals == 0:
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{input.dtype.word}\'')
         return _nondiff(input, "round")
     _tensor_arg("round", input, 1, "input")
     if not input.dtype.is_floating_point:

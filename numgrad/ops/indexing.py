@@ -301,6 +301,9 @@ def _check_setitem_number(t, value):
 
 
 def index_put_(t, indices, values, accumulate=False):
+    t._check_inplace(inputs=(values,))  # autograd's refusal comes before the kernel's checks
+    if len(indices) > t._data.ndim:  # index_put_ counts the index tensors given (indexing counts dims)
+        raise IndexError(f"too many indices for tensor of dimension {t._data.ndim} (got {len(indices)})")
     basic, adv, _, tensors = _parse(t, tuple(indices))
     # torch does a single mask with a one-element value as masked_fill_ (which casts the value), unless it adds
     masked_fill = not accumulate and math.prod(values._shape) == 1 and _single_mask(tuple(indices))
@@ -308,14 +311,16 @@ def index_put_(t, indices, values, accumulate=False):
     if masked_fill and values._dtype is not t._dtype:
         with no_grad():
             values = values.to(t._dtype)
-    return _put(t, basic, adv, values, accumulate, "IndexPutBackward0", tensors, masked_fill, source)
+    return _put(t, basic, adv, values, accumulate, "IndexPutBackward0", tensors, masked_fill, source, direct=True)
 
 
 def index_put(t, indices, values, accumulate=False):
-    return index_put_(t.clone(), indices, values, accumulate)
+    out = index_put_(t.clone(), indices, values, accumulate)
+    out._vc[0] = 0  # torch's index_put is one op below autograd: its result is a new tensor at version 0
+    return out
 
 
-def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, source=None):
+def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, source=None, direct=False):
     """Writes value into t[basic][adv] in place; differentiable w.r.t. both when grad mode asks for it.
     `tensors` are the index tensors as given (torch judges their memory against the region's), `masked_fill`
     says torch takes its masked_fill_ path, `source` is the value the graph records (before a cast)."""
@@ -341,7 +346,7 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     if adv is None:
         vdata = _copy_checks(t, region, value, check_inplace)
     else:
-        vdata, adv = _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name)
+        vdata, adv = _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name, direct)
     vdata = vdata.astype(t._data.dtype, copy=False)
     if not needs_grad(t, source) or not (t._dtype.is_floating_point or _records_on_integers(adv, masked_fill, name)):
         device_index.write_region(t._data, basic, adv, vdata, accumulate)
@@ -405,7 +410,7 @@ def _as_torch_expands(arr, expanded):
     return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=False)
 
 
-def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name):
+def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name, direct=False):
     """torch's _index_put_impl_ checks in its order: the expanded-self warning; on the masked_fill_ path the
     mask's shape, then partial overlap with the mask; else any overlap with the value, then with each index
     tensor, then make_info, the value's shape and dtype; the kernel's bounds last. Returns (value data
@@ -419,10 +424,11 @@ def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismat
         out, from_mask = _make_info(region.shape, adv)
         t._check_overlap(tensors, internal=False)
     else:
-        # torch judges the value as viewed without its leading 1-dims: a new tensor when any were dropped
+        # indexing (setitem) hands torch the value viewed without its leading 1-dims: a new tensor when any were
+        # dropped; index_put_ called directly judges the value as given (self itself: full overlap, even empty)
         stripped = _strip_ones(value._data.shape)
-        judged = value if stripped == value._data.shape else TensorBase._make(value._data.reshape(stripped),
-                                                                              value._dtype)
+        judged = value if stripped == value._data.shape or direct else \
+            TensorBase._make(value._data.reshape(stripped), value._dtype)
         t._check_overlap((judged, *tensors), internal=False, full=True)
         out, from_mask = _make_info(region.shape, adv)
     target = _result_shape(region.shape, out)
@@ -576,10 +582,14 @@ def select(t, dim, index):
 
 # ---- gather / scatter --------------------------------------------------------------------------------
 
-def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, into_self=False):
+def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, values=True, into_self=False):
+    """torch's checks of a gather/scatter index: dtypes, dims, shapes, then (with `values`) its values' bounds,
+    named in the order torch's kernel meets them (`into_self`: scatter_ writing self itself)."""
     check_same_device(t, index, src)
     if index._dtype is not dtypes.int64:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if src is not None and src._dtype is not t._dtype:  # scatter_gather_dtype_check: before the shapes, bounds
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
     if index._data.ndim != t._data.ndim:
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {self_word} tensor")
     ishape, shape = index._data.shape, t._data.shape
@@ -592,6 +602,8 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, into_
             k != d and i > s for k, (i, s) in enumerate(zip(ishape, shape))):
         raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
+    if not values:
+        return
     size = shape[d] if shape else 1
     order = index._data
     if isinstance(order, np.ndarray) and order.ndim > 1:
@@ -664,14 +676,21 @@ def _backward_gather(g, dim, index):
     return _gather(g, dim, index, False)
 
 
+def _one_d(x):
+    """A 0-d tensor as one of shape (1,), sharing its memory: torch's gather and scatter read a 0-d tensor as one
+    dim of size 1 (ensure_nonempty_dim / ensure_nonempty_size); others as they are."""
+    if isinstance(x, TensorBase) and x._data.ndim == 0:
+        return TensorBase._make(x._data.reshape(1), x._dtype)
+    return x
+
+
 def _gather(t, dim, index, bounds):
     d = wrap_dim(dim, t._data.ndim)
-    _check_index("gather", t, d, index, self_word="input", bounds=bounds)
-    if t._data.ndim == 0:
-        out = TensorBase._make(t._data.copy(), t._dtype)
-    else:  # torch allows an index smaller than the input in every dim
-        data = _leading(t._data, tuple(s if k != d else None for k, s in enumerate(index._data.shape)))
-        out = TensorBase._make(device_index.take_along_axis(data, index._data, d), t._dtype)
+    t1, index1 = _one_d(t), _one_d(index)
+    _check_index("gather", t1, d, index1, self_word="input", bounds=bounds)
+    # torch allows an index smaller than the input in every dim; the result has the index's shape
+    data = _leading(t1._data, tuple(s if k != d else None for k, s in enumerate(index1._data.shape)))
+    out = TensorBase._make(device_index.take_along_axis(data, index1._data, d).reshape(index._data.shape), t._dtype)
     # torch saves self (a write to it makes backward raise the version error)
     record("GatherBackward0", _gather_backward, [t, None], [out], {"dim": d, "index": index, "self": t})
     return out
@@ -683,26 +702,32 @@ def _scatter_add_backward(node, g):
 
 def scatter_into_zeros(shape, dim, index, src):
     """zeros(shape).scatter_add(dim, index, src): repeated indices add up."""
-    data = dispatch.zeros(shape, src._dtype.np, src._data)
-    device_index.scatter_along_axis(data, index._data, dim, _leading(src._data, index._data.shape), True)
-    out = TensorBase._make(data, src._dtype)
+    data = dispatch.zeros(tuple(shape) or (1,), src._dtype.np, src._data)
+    index1, src1 = _one_d(index), _one_d(src)
+    device_index.scatter_along_axis(data, index1._data, dim, _leading(src1._data, index1._data.shape), True)
+    out = TensorBase._make(data.reshape(shape), src._dtype)
     record("ScatterAddBackward0", _scatter_add_backward, [src], [out], {"dim": dim, "index": index})
     return out
 
 
-def _scatter(op, t, dim, index, src, add, bounds=True, into_self=False):
+def _scatter(op, t, dim, index, src, add, bounds=True, target=None):
+    """`target`: the tensor scatter_/scatter_add_ writes, whose memory index and src must not share."""
     d = wrap_dim(dim, t._data.ndim)
     is_tensor = isinstance(src, TensorBase)
     if add and not is_tensor:
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
-    _check_index(op, t, d, index, src if is_tensor else None, bounds=bounds, into_self=into_self)
-    if is_tensor and src._dtype is not t._dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
-    data = t._data.copy()
-    values = _leading(src._data, index._data.shape) if is_tensor else\
-        dispatch.full((), np.asarray(src, data.dtype), data.dtype, data)
-    device_index.scatter_along_axis(data, index._data, d, values, add)
-    out = TensorBase._make(data, t._dtype)
+    t1, index1, src1 = _one_d(t), _one_d(index), _one_d(src) if is_tensor else None
+    _check_index(op, t1, d, index1, src1, bounds=bounds, values=target is None)
+    if not is_tensor and index1._data.size:  # NaN or an infinity into an integer tensor, if the kernel runs
+        dtypes.check_scalar_fits(src, t._dtype)
+    if target is not None:  # in place: torch refuses any memory shared with index or src after the shape checks,
+        target._check_overlap((index, src), full=True)  # before the kernel's bounds check
+        _check_index(op, t1, d, index1, src1, bounds=bounds, into_self=True)
+    data = t1._data.copy()
+    values = _leading(src1._data, index1._data.shape) if is_tensor else\
+        dispatch.full((), np.asarray(src if index1._data.size else 0, data.dtype), data.dtype, data)
+    device_index.scatter_along_axis(data, index1._data, d, values, add)
+    out = TensorBase._make(data.reshape(t._data.shape), t._dtype)
     name = "ScatterAddBackward0" if add else ("ScatterBackward0" if is_tensor else "ScatterBackward1")
     record(name, _scatter_backward, [t, src if is_tensor else None], [out], {"dim": d, "index": index, "add": add})
     return out
@@ -716,28 +741,34 @@ def _scatter_backward(node, g):
             _scatter("scatter", g, d, index, 0, False, False)
     if node.input_meta[1] is not None and node.next_functions[1][0] is not None:
         grad_src = _backward_gather(g, d, index)
-        if grad_src._data.shape != node.input_shape(1):  # src larger than index: the rest got no gradient
-            grad_src = _embed(grad_src, node.input_shape(1), tuple(slice(0, s) for s in index._data.shape), None)
+        shape, got = node.input_shape(1), grad_src._data.shape
+        if got != shape:  # src larger than index: torch's engine takes the index-shaped gradient only if src
+            if len(shape) > len(got) or any(s not in (1, n) for s, n in zip(shape[::-1], got[::-1])):  # expands to it
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index 1 - got {list(got)} "
+                                   f"but expected shape compatible with {list(shape)}")
+            grad_src = grad_src._sum_to(shape)
     return grad_self, grad_src
 
 
-def scatter(t, dim, index, src=None, value=None, reduce=None, *, _into_self=False):
+def scatter(t, dim, index, src=None, value=None, reduce=None):
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
-    return _scatter("scatter", t, dim, index, value if src is None else src, False, into_self=_into_self)
+    return _scatter("scatter", t, dim, index, value if src is None else src, False)
 
 
-def scatter_add(t, dim, index, src, *, _into_self=False):
-    return _scatter("scatter_add", t, dim, index, src, True, into_self=_into_self)
+def scatter_add(t, dim, index, src):
+    return _scatter("scatter_add", t, dim, index, src, True)
 
 
-def computed_for_self(fn):
-    """fn for an in-place form (Tensor.scatter_): torch's kernel then writes self itself, whose layout orders
-    its loop (and so which bad index it names)."""
-    def op(t, *args, **kwargs):
-        return fn(t, *args, _into_self=True, **kwargs)
-    op.__name__ = fn.__name__
-    return op
+def scatter_inplace(t, dim, index, src=None, value=None, reduce=None):
+    """scatter's result for scatter_ (Tensor._inplace writes it), with the in-place op's overlap checks."""
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
+    return _scatter("scatter", t, dim, index, value if src is None else src, False, target=t)
+
+
+def scatter_add_inplace(t, dim, index, src):
+    return _scatter("scatter_add", t, dim, index, src, True, target=t)
 
 
 def take_along_dim(t, indices, dim=None):
@@ -758,8 +789,10 @@ def take_along_dim(t, indices, dim=None):
     shape = list(broadcast_shapes(tuple(sizes), indices._data.shape))
     if t._data.shape[d] == 0 and math.prod(shape):  # torch's CPU kernel wraps indices by a size of 0
         raise RuntimeError("ZeroDivisionError")
-    indices = expand(indices, *shape) if tuple(shape) != indices._data.shape else indices
+    # torch broadcasts both with broadcast_to, a view even of the same shape: gather saves that view of t (a
+    # version error after an in-place write to t names its regenerated grad_fn, AsStrided)
+    indices = expand(indices, *shape)
     shape[d] = t._data.shape[d]
-    return gather(expand(t, *shape) if tuple(shape) != t._data.shape else t, d, indices)
+    return gather(expand(t, *shape), d, indices)
 
 

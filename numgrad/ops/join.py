@@ -148,8 +148,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def _split_with_sizes(t, sizes, dim):
-    if t._data.ndim == 0:
-        raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
+    if t._data.ndim == 0:  # torch's message names split for both
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, t._data.ndim)
     n = t._data.shape[d]
     if any(s < 0 for s in sizes):
@@ -157,7 +157,7 @@ def _split_with_sizes(t, sizes, dim):
                            f"split_sizes={sizes}")
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                           f"dimension {d}), but got split_sizes={sizes}")
+                           f"dimension {dim}), but got split_sizes={sizes}")  # the dim as given
     return _split(t, d, sizes, "SplitWithSizesBackward0")
 
 

@@ -8,7 +8,6 @@ from ..backend import dispatch
 from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes
-from .shape import view_of
 
 __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
 
@@ -31,9 +30,10 @@ def _no_bool(kernel, a):
 _SECOND = {"MmBackward0": "mat2", "BmmBackward0": "mat2", "MvBackward0": "vec", "DotBackward0": "tensor"}
 
 
-def _product(name, backward, a, b, data):
+def _product(name, backward, a, b, data, dtype=None):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
-    out = TensorBase._make(dispatch.asarray(data, a._data.dtype), a._dtype)
+    dtype = dtype or a._dtype
+    out = TensorBase._make(dispatch.asarray(data, dtype.np), dtype)
     record(name, backward, [a, b], [out],
            {"self": a if b._requires_grad else None, _SECOND[name]: b if a._requires_grad else None})
     return out
@@ -59,6 +59,12 @@ def _bmm_backward(node, g):
     a, b = _operands(node)
     return (g.bmm(b.mT) if _wants(node, 0) else None,
             a.mT.bmm(g) if _wants(node, 1) else None)
+
+
+def _empty_bmm_backward(node, g):
+    """An empty operand's product: zero gradients, each of its operand's shape and dtype (which may differ)."""
+    return tuple(TensorBase._make(dispatch.zeros(shape, dtype.np, g._data), dtype) if _wants(node, i) else None
+                 for i, (shape, dtype) in enumerate(node.input_meta))
 
 
 def _mv_backward(node, g):
@@ -87,7 +93,7 @@ def mm(input, mat2):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype.c_name} != "
                            f"{b._dtype.c_name}")
-    if k:  # an empty inner dim gives zeros without the kernel, for bool too (as torch)
+    if k and n and m:  # an empty inner dim gives zeros, an empty result nothing, without the kernel (bool too)
         _no_bool("addmm_impl_cpu_", a)
     return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
 
@@ -104,9 +110,12 @@ def bmm(input, mat2):
     if shape2[:2] != (batch, k):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{shape2[0]}, {shape2[1]}].")
+    if a._data.size == 0 or b._data.size == 0:  # torch returns before its dtype checks: zeros of mat2's dtype
+        data = dispatch.zeros(a._data.shape[:2] + shape2[2:], b._dtype.np, b._data)
+        return _product("BmmBackward0", _empty_bmm_backward, a, b, data, b._dtype)
+    _no_bool("bmm", a)  # torch dispatches on batch1's dtype first, then compares batch2's
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected scalar type {a._dtype.word} but found {b._dtype.word}")
-    _no_bool("bmm", a)
     return _product("BmmBackward0", _bmm_backward, a, b, np.matmul(a._data, b._data))
 
 
@@ -114,6 +123,8 @@ def bmm(input, mat2):
 def mv(input, vec):
     _check_tensors("mv", input, vec, ("input", "vec"))
     a, b = input, vec
+    if a._data.ndim == 0:  # torch reads the input's size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if a._data.ndim != 2 or b._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {b._data.ndim}")
     (n, k), (k2,) = a._data.shape, b._data.shape
@@ -122,7 +133,8 @@ def mv(input, vec):
     if a._dtype is not b._dtype:
         vt, mt = b._dtype.word, a._dtype.word
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vt}, {mt}, and {vt}")
-    _no_bool("addmv_impl_cpu", a)
+    if n and k:  # an empty matrix: no kernel runs (bool too)
+        _no_bool("addmv_impl_cpu", a)
     return _product("MvBackward0", _mv_backward, a, b, np.matmul(a._data, b._data))
 
 
@@ -169,7 +181,9 @@ def _squeeze0_backward(node, g):
 
 
 def _squeeze0(t):
-    out = view_of(t, t._data[0])
+    # torch squeezes the mm result in place (squeeze_): the product is no view of anything, at version 1
+    out = TensorBase._make(t._data[0], t._dtype)
+    out._vc[0] = 1
     record("SqueezeBackward4", _squeeze0_backward, [t], [out])
     return out
 

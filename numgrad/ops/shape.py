@@ -8,7 +8,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn, warn_once
 from .._core.grad_mode import enable_grad
-from .._core.messages import INTERNAL_OVERLAP
+from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
 from .. import lazy
@@ -27,6 +27,8 @@ def view_of(base, data):
     t._view_version = base._vc[0] if STATE.grad_enabled and base._dtype.is_floating_point else None
     if base._multi_output:  # a view of an unbind/split output keeps its refusal of in-place writes
         t._multi_output = base._multi_output
+    if base._dtype.is_floating_point and (not STATE.grad_enabled or base._no_grad_view is not None):
+        t._no_grad_view = base._vc[0]  # made in no_grad mode, or a view of such a view: see _check_inplace
     return t
 
 
@@ -34,7 +36,9 @@ def regenerate_view(view):
     """The history of a differentiable view whose memory was written in place since its grad_fn was
     recorded: its region of the root, the root carrying the writes' history (torch regenerates the view's
     grad_fn as AsStridedBackward0 of its base the same way). Without it the view would keep differentiating
-    its values from before the write."""
+    its values from before the write. A view made in no_grad mode cannot take it: torch refuses."""
+    if view._no_grad_view is not None and view._vc[0] != view._no_grad_view and view._base._requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_REBASED)
     if view._view_version is None:
         return
     root = view._base
@@ -48,8 +52,10 @@ def regenerate_view(view):
     view._view_version = view._vc[0]
     if not root._requires_grad:
         return
+    old, old_nr = view._grad_fn, view._output_nr
     with enable_grad():  # read under no_grad too (grad_fn, requires_grad), the history is the same
         record("AsStridedBackward0", _region_backward, [root], [view], {"spec": _region_spec(view, root)})
+    view._move_retained(old, old_nr)
 
 
 def _shape_arg(shape):
@@ -264,7 +270,11 @@ def expand(t, *sizes):
 
 
 def matrix_transpose(t):
-    """Tensor.mT: the last two dims swapped."""
+    """Tensor.mT: the last two dims swapped; a 0-d tensor itself, with torch's deprecation warning."""
+    if t._data.ndim == 0:
+        warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases. (Triggered "
+             "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)")
+        return t
     if t._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {t._data.ndim}-D "
                            "tensor.")

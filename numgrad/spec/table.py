@@ -118,6 +118,11 @@ _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},
    "ClampBackward0", saved_names={"lo": "min", "hi": "max"}, domain={"a": AWAY_FROM_TIES},
    refuses={"bool": (NotImplementedError, '"clamp_cpu" not implemented for \'Bool\'')}, internal=True)
+# torch.clamp_min / clamp_max with a Tensor bound: nodes of their own; the gradient goes to the side that won
+_e("clamp_min_tensor", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)", "lo": "where(a < lo, g, 0)"},
+   "ClampMinBackward1", saved_names={"lo": "min"}, domain={"a": AWAY_FROM_TIES}, internal=True)
+_e("clamp_max_tensor", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)", "hi": "where(a > hi, g, 0)"},
+   "ClampMaxBackward1", saved_names={"hi": "max"}, domain={"a": AWAY_FROM_TIES}, internal=True)
 # ties split the gradient evenly between the two sides; a NaN on either side passes g to both, as in torch
 _e("maximum", "a b", "maximum(a, b)", {"a": "where(a == b, g / 2, where(a < b, 0, g))",
                                         "b": "where(a == b, g / 2, where(b < a, 0, g))"},

@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 from . import inputs as gen_inputs
 from .draw import HypothesisDraw
 from .ops import operator_step, reduction, shape_op, table
+from .ops_extra import extra
 from .ops_index import indexing, inplace
 from .program import Backward, Interpreter, Lit, Program
 
-FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace)
+FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra)
 
 
 def generate(d):

@@ -5,20 +5,52 @@ an in-place op whose tensor operand shares memory with the tensor it writes, in 
 cannot judge (either is not dense: its get_overlap_status says TOO_HARD and it goes on). The values then depend
 on the order torch's loops read and write memory (vector widths, unrolling), which its documentation leaves
 undefined; numgrad reads every input before it writes. Only value and gradient differences are recognized, and
-only in a program that made such a write."""
+only in a program that made such a write.
+
+The second is also undefined in torch: an in-place integer division or remainder (floor_divide_, remainder_, fmod_)
+by zero raises ZeroDivisionError from inside its kernel, after writing part of the result (how much depends on its
+loop chunking); numgrad checks the divisor before writing. Only value differences of the variables sharing the
+target's memory are recognized, and only when torch raised that error at that step."""
+import re
+
 import numpy as np
 import torch
 
 from .program import Interpreter, Ref
 
 ALIASED_WRITE = "in-place write through an operand aliasing it in a layout torch does not check (undefined values)"
+PARTIAL_WRITE = "in-place integer division by zero: torch raises after writing part of the result (undefined values)"
 
 
 def known_issue(program, ref, failure):
     """A short name of the known item this failure is, or None."""
     if failure.kind in ("value", "grad") and _writes_through_an_alias(program):
         return ALIASED_WRITE
+    if failure.kind == "value" and _partly_written_before_error(program, ref, failure):
+        return PARTIAL_WRITE
     return None
+
+
+def _partly_written_before_error(program, ref, failure):
+    """Whether torch's run ended with ZeroDivisionError at an in-place step and the differing variable shares
+    memory with that step's target."""
+    if ref.error is None or ref.error[1] is not RuntimeError or ref.error[2] != "ZeroDivisionError":
+        return False
+    k = ref.error[0]
+    if not isinstance(k, int):
+        return False
+    s = program.steps[k]
+    m = re.match(r"v(\d+) ", failure.detail)
+    if not (s.kind == "method" and s.name.endswith("_") and isinstance(s.args[0], Ref) and m):
+        return False
+    try:
+        run = Interpreter(torch, program)
+        for step in program.steps[:k]:
+            run.step(step)
+        target, var = run.env[s.args[0].i], run.env[int(m.group(1))]
+        return np.shares_memory(target.detach().numpy(), var.detach().numpy())
+    except Exception:  # noqa: BLE001 - a program torch cannot replay is not this item
+        return False
 
 
 def _dense(t):

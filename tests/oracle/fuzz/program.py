@@ -1,4 +1,5 @@
 """A fuzz program as data (inputs, steps, an optional backward), its interpreter for one library, and its text."""
+import contextlib
 import operator
 import warnings
 from dataclasses import dataclass, field
@@ -37,11 +38,28 @@ class Input:
 @dataclass
 class Step:
     kind: str  # fn: lib.<name>(*args) | method: args[0].<name>(*args[1:]) | op: operator.<name>(*args)
-    #            getitem: args[0][args[1]] | setitem: args[0][args[1]] = args[2]
+    #            getitem: args[0][args[1]] | setitem: args[0][args[1]] = args[2] | attr: args[0].<name>
     name: str
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
-    outs: int = 1  # how many variables it made in torch (a tuple's items); for render()
+    outs: int = 1  # how many variables it made in torch (a tuple's items; 0 for retain_grad's None); for render()
+    grad_mode: str = ""  # a key of GRAD_MODES: the step runs inside that context
+
+
+# the grad-mode contexts a step may run in, as (the context for a library, its source text)
+GRAD_MODES = {
+    "": (lambda lib: contextlib.nullcontext(), None),
+    "no_grad": (lambda lib: lib.no_grad(), "{lib}.no_grad()"),
+    "no_grad+enable_grad": (lambda lib: _both(lib.no_grad(), lib.enable_grad()),
+                            "{lib}.no_grad(), {lib}.enable_grad()"),
+    "set_grad_enabled(False)": (lambda lib: lib.set_grad_enabled(False), "{lib}.set_grad_enabled(False)"),
+}
+
+
+@contextlib.contextmanager
+def _both(a, b):
+    with a, b:
+        yield
 
 
 @dataclass
@@ -106,7 +124,7 @@ class Interpreter:
         lib, env = self.lib, self.env
         args = _resolve(lib, env, s.args)
         kwargs = {k: _resolve(lib, env, v) for k, v in s.kwargs.items()}
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), GRAD_MODES[s.grad_mode][0](lib):
             warnings.simplefilter("ignore")
             if s.kind == "fn":
                 out = getattr(lib, s.name)(*args, **kwargs)
@@ -119,8 +137,12 @@ class Interpreter:
             elif s.kind == "setitem":
                 args[0][args[1]] = args[2]
                 out = args[0]
+            elif s.kind == "attr":
+                out = getattr(args[0], s.name)
             else:
                 raise AssertionError(s.kind)
+        if out is None and s.name == "retain_grad":  # torch returns None: the step makes no variable
+            return 0
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         for o in outs:
             if not isinstance(o, lib.Tensor):
@@ -162,7 +184,7 @@ def _text(a, lib):
 
 _OPS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
         "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and_": "&", "or_": "|",
-        "xor": "^"}
+        "xor": "^", "matmul": "@"}
 
 
 def _index_text(a, lib):
@@ -198,13 +220,21 @@ def render(program, lib="torch"):
             expr = f"{unary[s.name]}{args[0]}" if len(args) == 1 else f"{args[0]} {_OPS[s.name]} {args[1]}"
         elif s.kind == "getitem":
             expr = f"{args[0]}[{_index_text(s.args[1], lib)}]"
+        elif s.kind == "attr":
+            expr = f"{args[0]}.{s.name}"
         else:
-            lines.append(f"{args[0]}[{_index_text(s.args[1], lib)}] = {args[2]}")
+            setitem = f"{args[0]}[{_index_text(s.args[1], lib)}] = {args[2]}"
             expr = args[0]
-        if s.outs == 1:
-            lines.append(f"v{n} = {expr}")
+        if s.outs == 0:
+            line = expr
+        elif s.outs == 1:
+            line = f"v{n} = {expr}"
         else:
-            lines.append(f"{', '.join(f'v{n + k}' for k in range(s.outs))}{',' if s.outs == 1 else ''} = {expr}")
+            line = f"{', '.join(f'v{n + k}' for k in range(s.outs))} = {expr}"
+        if s.kind == "setitem":
+            line = f"{setitem}; {line}"
+        context = GRAD_MODES[s.grad_mode][1]
+        lines.append(f"with {context.format(lib=lib)}: {line}" if context else line)
         n += s.outs
     b = program.backward
     if b is not None:

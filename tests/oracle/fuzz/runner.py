@@ -42,12 +42,15 @@ def execute(lib, program):
     except Exception as exc:
         out.error = ("inputs", type(exc), _first_line(exc))
         return out
+    retained = []  # the variables retain_grad was called on: their .grad is compared after the backward
     for k, s in enumerate(program.steps):
         try:
             run.step(s)
         except Exception as exc:
             out.error = (k, type(exc), _first_line(exc))
             break
+        if s.name == "retain_grad" and isinstance(s.args[0], Ref):
+            retained.append(run.env[s.args[0].i])
     else:
         if program.backward is not None:
             try:
@@ -59,7 +62,7 @@ def execute(lib, program):
             out.values.append(_describe(t))
         except Exception as exc:  # reading the values failed: a failure of its own
             out.values.append(("unreadable", type(exc).__name__, str(exc)[:200], None))
-    for leaf in run.leaves:
+    for leaf in run.leaves + retained:
         with warnings.catch_warnings():  # an in-place op may have made a leaf a non-leaf: its .grad warns
             warnings.simplefilter("ignore")
             g = leaf.grad
@@ -179,14 +182,17 @@ def compare(program, ref, got, mode):
             why = values_differ(r[0], r[3], g[3], low)
             if why and not _rounding_carried(program, ref, got, where, i, low):
                 fails.append(Failure("value", where, f"v{i} ({r[0]}{list(r[1])}): {why}", mode))
+    if len(ref.grads) != len(got.grads):
+        fails.append(Failure("structure", None, f"{len(ref.grads)} grads in torch, {len(got.grads)} in numgrad", mode))
     for j, (r, g) in enumerate(zip(ref.grads, got.grads)):
+        name = f"leaf{j}" if j < len(program.inputs) else f"retained grad {j - len(program.inputs)}"
         if (r is None) != (g is None):
-            fails.append(Failure("grad", "backward", f"leaf{j}.grad: torch {_none(r)}, numgrad {_none(g)}", mode))
+            fails.append(Failure("grad", "backward", f"{name}.grad: torch {_none(r)}, numgrad {_none(g)}", mode))
         elif r is not None:
             why = (f"dtype {r[0]} != {g[0]}" if r[0] != g[0] else f"shape {r[1]} != {g[1]}" if r[1] != g[1]
                    else values_differ(r[0], r[2], g[2], low))
             if why:
-                fails.append(Failure("grad", "backward", f"leaf{j}.grad: {why}", mode))
+                fails.append(Failure("grad", "backward", f"{name}.grad: {why}", mode))
     return fails
 
 

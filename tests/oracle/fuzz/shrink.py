@@ -1,8 +1,9 @@
 """Shrinking a failing program of the long profile (which does not use Hypothesis's shrinker): drop the backward,
 the steps after the failure, and any step or input nothing later reads, while the same failure class remains."""
 import copy
+import dataclasses
 
-from .program import Backward, Ref, Step
+from .program import Backward, Ref
 
 
 def _remap(a, f):
@@ -48,8 +49,8 @@ def _drop(program, first, count, step_k=None):
         del p.inputs[first]
     else:
         del p.steps[step_k]
-    p.steps = [Step(s.kind, s.name, _remap(s.args, shift), {k: _remap(v, shift) for k, v in s.kwargs.items()},
-                    s.outs) for s in p.steps]
+    p.steps = [dataclasses.replace(s, args=_remap(s.args, shift), kwargs={k: _remap(v, shift) for k, v in
+                                                                         s.kwargs.items()}) for s in p.steps]
     if p.backward is not None:
         p.backward = Backward(shift(p.backward.var), p.backward.mode, p.backward.gradient)
     return p

@@ -52,6 +52,8 @@ CALLS = {
     "clamp_min_fn": lambda L, a, lo: L.clamp_min(a, lo),
     "clamp_max_fn": lambda L, a, hi: L.clamp_max(a, hi),
     "clamp_tensor": lambda L, a, lo, hi: L.clamp(a, lo, hi),
+    "clamp_min_tensor": lambda L, a, lo: L.clamp_min(a, lo),
+    "clamp_max_tensor": lambda L, a, hi: L.clamp_max(a, hi),
     "maximum": lambda L, a, b: L.maximum(a, b),
     "minimum": lambda L, a, b: L.minimum(a, b),
     "where": lambda L, c, a, b: L.where(c, a, b),

@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from .._core import dtypes
-from .._core.warn import warn, warn_once
+from .._core.warn import warn_once
 from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED
 from .._core.shapes import wrap_dim
@@ -230,12 +230,16 @@ def _identity_backward(node, g):
 
 
 def T(t):
-    if t._data.ndim != 2:
+    # both warnings come once per process (TORCH_WARN_ONCE)
+    if t._data.ndim == 0:
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. (Triggered "
+                  "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)")
+    elif t._data.ndim != 2:
         warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
-             "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
-             "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
-             "tensor. (Triggered internally at "
-             "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
+                  "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                  "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                  "tensor. (Triggered internally at "
+                  "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
     return permute(t, *reversed(range(t._data.ndim)))
 
 
@@ -272,8 +276,8 @@ def expand(t, *sizes):
 def matrix_transpose(t):
     """Tensor.mT: the last two dims swapped; a 0-d tensor itself, with torch's deprecation warning."""
     if t._data.ndim == 0:
-        warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases. (Triggered "
-             "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)")
+        warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases. (Triggered "
+                  "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)")
         return t
     if t._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {t._data.ndim}-D "

@@ -379,10 +379,12 @@ def test_transpose_property():
     same(fn)
 
 
-def test_transpose_property_of_1d_warns():
+def test_transpose_property_of_1d():
+    """Its warning comes once per process (TORCH_WARN_ONCE), so whether this test sees it depends on the tests
+    before it: test_warning_locations checks the warning in fresh processes."""
     def fn(lib):
         return lib.tensor(arr(X3)).T
-    same(fn)
+    same(fn, check_warnings=False)
 
 
 def test_data_property():

@@ -44,6 +44,8 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     for _ in range(2):
         L.ones(2, 3, 4).T
+        L.tensor(1.0).T
+        L.tensor(1.0).mT
         float((L.ones(2, requires_grad=True) * 2).sum())
         L.nn.functional.conv2d(L.ones(1, 1, 4, 4), L.ones(1, 1, 2, 2), padding="same")
 print([(str(w.message), w.lineno) for w in caught])
@@ -51,7 +53,8 @@ print([(str(w.message), w.lineno) for w in caught])
 
 
 def test_warnings_torch_gives_once_per_process_come_once():
-    """x.T of other than 2 dims, a tensor requiring grad made a Python number, conv2d's odd 'same' padding: torch
+    """x.T of other than 2 dims and of 0 dims, x.mT of 0 dims, a tensor requiring grad made a Python number,
+    conv2d's odd 'same' padding: torch
     warns the first time in a process only (TORCH_WARN_ONCE), from the user's line."""
     import subprocess
     import sys
@@ -59,4 +62,4 @@ def test_warnings_torch_gives_once_per_process_come_once():
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout
            for lib in ("torch", "numgrad")]
     assert out[0] == out[1]
-    assert len(eval(out[0])) == 3
+    assert len(eval(out[0])) == 5

@@ -145,18 +145,23 @@ def _type_string(t, dims=True):
     return f"{name} [{', '.join(str(s) for s in t.shape)}]" if dims else name
 
 
+DETACHED_IN_PLACE = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+                     "supported, please use out-of-place `.detach()` instead")
+
+
 class SavedTensor:
     """A tensor saved for backward: checks on unpack that no in-place op changed it since.
     An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
 
     __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
-                 "hooks", "packed", "freed", "producer")
+                 "hooks", "packed", "freed", "producer", "was_leaf")
 
     def __init__(self, t, node, is_output):
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
         self.producer = None  # for an output written in place through a view: weak references to it and its grad_fn
+        self.was_leaf = t._grad_fn is None
         hooks = STATE.saved_tensor_hooks
         self.hooks = hooks[-1] if hooks else None
         self.output_nr = t._output_nr
@@ -179,6 +184,8 @@ class SavedTensor:
             raise RuntimeError(FREED)
         if self.hooks is not None:
             return self.hooks[1](self.packed)
+        if self.tensor is not None and not self.was_leaf and self.tensor._grad_fn is None:
+            raise RuntimeError(DETACHED_IN_PLACE)
         if self.vc[0] != self.version:
             shown = self.tensor if self.tensor is not None else self._rebuilt()
             # torch names the op that produced the tensor as it is now (the in-place op, usually)

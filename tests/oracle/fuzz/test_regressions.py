@@ -1240,3 +1240,19 @@ def test_setitem_into_a_multi_output_view_made_without_grad_refuses_a_value_requ
             part[0] = v
             return part
         same(write)
+
+
+@pytest.mark.parametrize("use", ["dot", "mul and exp", "sin"])
+def test_a_saved_tensor_detached_in_place_is_refused_by_backward(use):
+    """Found by the extra fuzz family: detach_() of a non-leaf that a node saved; torch's backward refuses to use it
+    ("Trying to use a saved tensor that has been detached in-place"), numgrad used it."""
+    def prog(lib):
+        x = lib.tensor([0.18, -0.71], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([-1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        f = x * 2
+        out = {"dot": lambda: f.dot(y), "mul and exp": lambda: (f * f + f.exp()).sum(),
+               "sin": lambda: f.sin().sum()}[use]()
+        f.detach_()
+        out.backward()
+        return x.grad
+    same(prog)

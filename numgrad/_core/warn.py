@@ -15,10 +15,23 @@ def warn(message, category=UserWarning):
 
 
 _WARNED = set()
+_ALWAYS = [False]  # process-wide, as torch's flag
 
 
 def warn_once(message, category=UserWarning):
-    """torch's TORCH_WARN_ONCE: the first time in the process only, whatever the warnings filters say."""
-    if message not in _WARNED:
+    """torch's TORCH_WARN_ONCE: the first time in the process only, whatever the warnings filters say, unless
+    set_warn_always(True)."""
+    if _ALWAYS[0] or message not in _WARNED:
         _WARNED.add(message)
         warn(message, category)
+
+
+def set_warn_always(b):
+    """torch.set_warn_always: warnings given once per process come every time while it is on."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _ALWAYS[0] = b
+
+
+def is_warn_always_enabled():
+    return _ALWAYS[0]

@@ -136,9 +136,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 send(node, done)
                 continue
             grad_list = buffers.take(node)
+            # hooks see a missing gradient too (None), as torch's do
             if node._tensor_pre_hooks or node._retained:
-                grad_list = [_run_tensor_hooks(node, nr, g) if g is not None else g for nr, g in enumerate(grad_list)]
-            elif node.__class__ is AccumulateGrad and node.variable._hooks and grad_list[0] is not None:
+                grad_list = [_run_tensor_hooks(node, nr, g) for nr, g in enumerate(grad_list)]
+            elif node.__class__ is AccumulateGrad and node.variable._hooks:
                 grad_list = [_run_leaf_hooks(node.variable, grad_list[0])]
             if capture is not None:
                 for nr, g in enumerate(grad_list):
@@ -194,7 +195,7 @@ def _apply(node, grad_list, create_graph, fuse):
         if not create_graph:
             own_new_results(node, results, grad_list, detect=fuse)
     else:
-        results = [None] * len(node.next_functions)
+        results = node.apply_without_gradients(grad_list)
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             results = hooked_tuple(hook, results, hook(tuple(results), tuple(grad_list)))
@@ -204,7 +205,8 @@ def _apply(node, grad_list, create_graph, fuse):
 def _run_leaf_hooks(leaf, g):
     """A leaf's register_hook hooks: torch runs them on its AccumulateGrad's incoming gradient, before that
     node's own pre-hooks, and also when autograd.grad captures the gradient instead of accumulating it."""
-    disown(g)  # a hook may keep a reference
+    if g is not None:
+        disown(g)  # a hook may keep a reference
     for hook in list(leaf._hooks.values()):
         g = hooked(hook, g)
     return g
@@ -214,7 +216,8 @@ def _run_tensor_hooks(node, nr, g):
     """Hooks registered on a non-leaf output (register_hook), then retain_grad, which torch runs last."""
     hooks = node._tensor_pre_hooks.get(nr)
     if hooks:
-        disown(g)
+        if g is not None:
+            disown(g)
         for hook in list(hooks.values()):
             g = hooked(hook, g)
     ref = node._retained.get(nr)

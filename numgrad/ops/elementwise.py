@@ -175,11 +175,18 @@ class ElementwiseBackward(Node):
     refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
     in_place = False  # made by the op's in-place form: torch's error node names aten::<op>_
 
-    def apply(self, grads):
-        plan = self.plan
-        if plan.not_implemented:
+    def apply_without_gradients(self, grads):
+        self._refuse_if_not_implemented()  # torch's error node raises whatever reaches it
+        return super().apply_without_gradients(grads)
+
+    def _refuse_if_not_implemented(self):
+        if self.plan.not_implemented:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name}{'_' * self.in_place} is not "
                                "implemented")
+
+    def apply(self, grads):
+        plan = self.plan
+        self._refuse_if_not_implemented()
         g = grads[0]
         check_saved_versions(self)
         values = [self.saved(attr) for attr in plan.saved_attrs]

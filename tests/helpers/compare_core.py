@@ -78,19 +78,16 @@ def values_mismatch(ref, got, rtol=RTOL, atol=ATOL):
 
 @contextlib.contextmanager
 def recorded_warnings(lib):
-    """Records every warning raised in the block (the "always" filter) into the list it yields. For torch,
-    warn-always is on meanwhile: its TORCH_WARN_ONCE warnings then show on every run, as Python's do here."""
-    is_torch = getattr(lib, "__name__", "") == "torch"
-    if is_torch:
-        warn_always = lib.is_warn_always_enabled()
-        lib.set_warn_always(True)
+    """Records every warning raised in the block (the "always" filter) into the list it yields. warn-always is
+    on meanwhile (torch's and numgrad's): their TORCH_WARN_ONCE warnings then show on every run, as Python's do."""
+    warn_always = lib.is_warn_always_enabled()
+    lib.set_warn_always(True)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             yield caught
     finally:
-        if is_torch:
-            lib.set_warn_always(warn_always)
+        lib.set_warn_always(warn_always)
 
 
 def warning_entry(w):

@@ -379,12 +379,10 @@ def test_transpose_property():
     same(fn)
 
 
-def test_transpose_property_of_1d():
-    """Its warning comes once per process (TORCH_WARN_ONCE), so whether this test sees it depends on the tests
-    before it: test_warning_locations checks the warning in fresh processes."""
-    def fn(lib):
+def test_transpose_property_of_1d_warns():
+    def fn(lib):  # a once-per-process warning: `same` records with set_warn_always(True)
         return lib.tensor(arr(X3)).T
-    same(fn, check_warnings=False)
+    same(fn)
 
 
 def test_data_property():

@@ -63,3 +63,24 @@ def test_warnings_torch_gives_once_per_process_come_once():
            for lib in ("torch", "numgrad")]
     assert out[0] == out[1]
     assert len(eval(out[0])) == 5
+
+
+@pytest.mark.parametrize("flag", [True, 1, None, "yes"])
+def test_set_warn_always_makes_once_per_process_warnings_come_every_time(flag):
+    outcomes = []
+    for lib in (torch, numgrad):
+        before = lib.is_warn_always_enabled()
+        try:
+            lib.set_warn_always(flag)
+        except RuntimeError as exc:
+            outcomes.append(("raises", str(exc)))
+            continue
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for _ in range(2):
+                    lib.ones(2, 3, 4).T
+            outcomes.append(("ok", lib.is_warn_always_enabled(), [str(w.message)[:40] for w in caught]))
+        finally:
+            lib.set_warn_always(before)
+    assert outcomes[0] == outcomes[1]

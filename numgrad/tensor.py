@@ -79,9 +79,10 @@ def _named_in_place(fn):
     def op(self, *args, **kwargs):
         root = self._base
         before = root._grad_fn if root is not None else None
+        own_before = self._grad_fn
         out = fn(self, *args, **kwargs)
-        node = self._grad_fn
-        if root is not None and root._grad_fn is not before and root._grad_fn is not None:
+        node = self._grad_fn if self._grad_fn is not own_before else None  # an op recording nothing (logical_not_)
+        if root is not None and root._grad_fn is not before and root._grad_fn is not None:  # keeps the old node
             node = root._grad_fn.next_functions[1][0]  # a write through a view: the op's node is CopySlices' input
         if node is not None and getattr(getattr(node, "plan", None), "not_implemented", False):
             node.in_place = True

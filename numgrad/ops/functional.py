@@ -174,9 +174,9 @@ def div(input, other, rounding_mode=None):
 
 
 def _div_rounded_backward(node, g):
-    """torch's derivative of a rounded division: grad * 0, for each tensor input (NaN where grad is inf)."""
-    zero = g * 0
-    return tuple(None if meta is None else zero._sum_to(meta[0]) for meta in node.input_meta)
+    """torch's derivative of a rounded division: zeros_like(grad) in each tensor input's dtype (an inf or NaN
+    gradient gives 0, not NaN)."""
+    return tuple(None if meta is None else g.new_zeros(meta[0]).to(meta[1]) for meta in node.input_meta)
 
 
 def _refuse_integer_division_by_zero(name, input, other):

@@ -1256,3 +1256,27 @@ def test_a_saved_tensor_detached_in_place_is_refused_by_backward(use):
         out.backward()
         return x.grad
     same(prog)
+
+
+def test_rounded_division_gives_zero_gradients_whatever_reaches_it():
+    """seed 14141, program 6701: torch's DivBackward2 (div with a rounding mode) returns zeros_like(grad), so a
+    NaN gradient (amax of a NaN) gives zeros; numgrad computed grad * 0, NaN."""
+    def prog(lib):
+        x = lib.tensor([[0.4, 0.2, -0.2], [0.7, 1.3, -1.5]], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([2.0, 1.0, 1.5], requires_grad=True)
+        v2 = lib.take_along_dim(lib.rsqrt(x), lib.tensor([[0, 1, 0]]), dim=0)
+        v2.divide(v2, rounding_mode="trunc").amax().backward(lib.tensor(0.97, dtype=lib.float64))
+        z = lib.div(x, y, rounding_mode="floor")
+        z.backward(lib.full_like(z, float("nan")))
+        return x.grad, y.grad
+    same(prog)
+
+
+def test_a_non_differentiable_in_place_op_does_not_rename_the_history_it_keeps():
+    """seed 15151, program 8148: logical_not_ records nothing, so self keeps floor_divide's node; numgrad's
+    in-place wrapper took that node for its own and the backward error named floor_divide_."""
+    def prog(lib):
+        v0 = lib.tensor([float("inf"), -0.69, -0.0, -float("inf")], dtype=lib.float64, requires_grad=True)
+        v1 = lib.tensor([[-1.5, 1.5, -1.0, -1.5]], dtype=lib.float64, requires_grad=True)
+        (v0 // v1).logical_not_().sum().backward()
+    same(prog)

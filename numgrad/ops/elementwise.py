@@ -180,7 +180,8 @@ class ElementwiseBackward(Node):
         return super().apply_without_gradients(grads)
 
     def _refuse_if_not_implemented(self):
-        if self.plan.not_implemented:
+        # torch's error node (NotImplemented) raises whenever it runs; a named node only for a needed input
+        if self.plan.not_implemented or self.entry.node == NOT_IMPLEMENTED_NODE:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name}{'_' * self.in_place} is not "
                                "implemented")
 

@@ -7,6 +7,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn
 from .._core.grad_mode import no_grad
+from .._core.messages import PARTIAL_OVERLAP
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..lazy import dim_order
 from ..backend import dispatch
@@ -502,13 +503,31 @@ def _masked_fill_backward(node, g):
     return grad_self, grad_value
 
 
-def masked_fill_(t, mask, value):
-    t._check_inplace()
-    if not internal_overlap(t._data):
-        return t._write(masked_fill(t, mask, value, inplace=True))
+def _warn_expanded_masked_fill():
     warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
          "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar "
          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450.)")
+
+
+def masked_fill_(t, mask, value):
+    t._check_inplace()
+    # masked_fill__cpu's order: the value's dims, the mask's dtype, the expanded-self warning, partial overlap
+    # of self and mask, the mask broadcast to self, then masked_fill's own checks (the value's range)
+    if isinstance(value, TensorBase) and value._data.ndim != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    if mask._dtype is not dtypes.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask._dtype.c_name}")
+    expanded = internal_overlap(t._data)
+    if expanded:
+        _warn_expanded_masked_fill()
+    if dispatch.overlap(t._data, mask._data) == "partial":
+        raise RuntimeError(PARTIAL_OVERLAP)
+    full = broadcast_shapes(t._shape, mask._shape)  # TensorIterator: self (the output) first
+    if full != t._shape:
+        raise RuntimeError(f"output with shape {list(t._shape)} doesn't match the broadcast shape {list(full)}")
+    if not expanded:
+        return t._write(masked_fill(t, mask, value, inplace=True))
     result = masked_fill(t, mask, value, inplace=True)  # its checks and node
     # only the masked elements are written, as torch's kernel does: where several elements are one memory
     # location, a masked one writes it (a whole-result copy would let the last element win)

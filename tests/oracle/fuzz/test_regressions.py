@@ -1280,3 +1280,38 @@ def test_a_non_differentiable_in_place_op_does_not_rename_the_history_it_keeps()
         v1 = lib.tensor([[-1.5, 1.5, -1.0, -1.5]], dtype=lib.float64, requires_grad=True)
         (v0 // v1).logical_not_().sum().backward()
     same(prog)
+
+
+def test_an_error_node_raises_even_when_none_of_its_inputs_takes_a_gradient():
+    """seed 16161, program 3815: floor_divide of a view made under no_grad (it requires grad through its base but
+    has no edge): torch's NotImplemented node raises whenever it runs; numgrad's raised only for a needed input."""
+    def prog(lib):
+        leaf = lib.tensor([[[0.7]], [[-0.4]]], dtype=lib.float64, requires_grad=True)
+        with lib.set_grad_enabled(False):
+            (part,) = leaf.permute(2, 1, 0).split(3, -3)
+        (part // part).sum().backward()
+    same(prog)
+
+
+@pytest.mark.parametrize("case", ["transposed mask", "row of self", "float mask", "1-d value", "broadcast",
+                                  "broadcast beyond self", "same tensor"])
+def test_masked_fill_in_place_checks_in_torchs_order(case):
+    """seed 16161, program 6165: masked_fill_ with a mask that is a transposed view of self: torch refuses the
+    partial overlap, numgrad wrote; and torch's in-place checks come in masked_fill__cpu's order (the value's dims,
+    the mask's dtype, overlap, then the mask broadcast to self, named self first)."""
+    def prog(lib):
+        x = lib.tensor([[True, False], [False, True]])
+        if case == "transposed mask":
+            return x.masked_fill_(x.t(), False)
+        if case == "row of self":
+            return x.masked_fill_(x[0], False)
+        if case == "float mask":
+            return lib.ones(2).masked_fill_(lib.ones(2), 1.0)
+        if case == "1-d value":
+            return lib.ones(2).masked_fill_(lib.ones(2), lib.ones(1))
+        if case == "broadcast":
+            return lib.ones(2).masked_fill_(lib.tensor([True, False, True]), 1.0)
+        if case == "broadcast beyond self":
+            return lib.ones(3).masked_fill_(lib.tensor([[True, False, True]] * 2), 1.0)
+        return x.masked_fill_(x, False)
+    same(prog)

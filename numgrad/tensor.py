@@ -371,7 +371,9 @@ class Tensor(TensorBase, result_class=True):
         return self._fill_from(0, "ZeroBackward0")
 
     def copy_(self, src, non_blocking=False):
-        self._check_inplace(inputs=(src,))  # autograd's refusals come before the copy's own checks, as torch's
+        # autograd's refusals come before the copy's own checks; torch's copy_ asks them only of a
+        # differentiable self (requires_grad &= isDifferentiableType(self))
+        self._check_inplace(autograd=self._dtype.is_floating_point, inputs=(src,))
         self._check_overlap((src,), copy=True)
         if isinstance(src, TensorBase):  # src broadcasts to self: torch's message names self a, src b
             broadcast_shapes(self._shape, src._shape)
@@ -380,7 +382,8 @@ class Tensor(TensorBase, result_class=True):
     def _fill_from(self, source, name):
         """Overwrites self with a broadcast `source` (fill_, zero_, copy_), as a differentiable op; the old
         values get no gradient, a tensor source gets the gradient summed to its shape."""
-        self._check_inplace(inputs=(source,))
+        copy = name == "torch::autograd::CopyBackwards"
+        self._check_inplace(autograd=self._dtype.is_floating_point or not copy, inputs=(source,))
         src = source if isinstance(source, TensorBase) else None
         if src is None:
             dtypes.check_scalar_fits(source, self._dtype)
@@ -393,7 +396,7 @@ class Tensor(TensorBase, result_class=True):
         out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
-        if not self._dtype.is_floating_point and name == "torch::autograd::CopyBackwards":
+        if not self._dtype.is_floating_point and copy:
             inputs = []  # torch's copy_ records only into a differentiable dtype; fill_ and zero_ record into any
         record(name, _fill_backward, inputs, [out], {"src_shape": src._data.shape if src is not None else ()},
                inplace=True)

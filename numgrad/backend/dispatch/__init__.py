@@ -157,7 +157,9 @@ def broadcast_view(arr, shape):
     if on_gpu(arr):
         return arr.broadcast_to(shape)
     lead = len(shape) - arr.ndim
-    strides = [0] * lead + [0 if n != size else st for st, n, size in zip(arr.strides, arr.shape, shape[lead:])]
+    strides = [0 if n != size else st for st, n, size in zip(arr.strides, arr.shape, shape[lead:])]
+    for i in reversed(range(lead)):  # torch's infer_expand_geometry: a new dim of size 1 continues the next one
+        strides.insert(0, shape[i + 1] * strides[0] if shape[i] == 1 and arr.ndim else 0)
     return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=arr.flags.writeable)
 
 

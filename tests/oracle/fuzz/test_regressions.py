@@ -1315,3 +1315,30 @@ def test_masked_fill_in_place_checks_in_torchs_order(case):
             return lib.ones(3).masked_fill_(lib.tensor([[True, False, True]] * 2), 1.0)
         return x.masked_fill_(x, False)
     same(prog)
+
+
+@pytest.mark.parametrize("source,sizes", [((1, 1), (1, 1, 2)), ((3, 1), (2, 1, 3, 4)), ((3,), (1, 1, 3)),
+                                          ((), (1, 1)), ((), (2, 1)), ((2, 3), (1, 3, 2)), ((2, 3), (4, 1, 3, 2))])
+def test_expand_gives_torchs_strides_to_new_dims_of_size_one(source, sizes):
+    """seed 18181, program 2765: a new leading dim of size 1 continues the next dim's stride in torch's
+    infer_expand_geometry (stride 0 only where the size changes, or for a 0-d tensor); numgrad gave every new dim
+    stride 0, so matmul judged the expanded tensor unfoldable and took bmm (another error for bool)."""
+    def prog(lib):
+        t = lib.ones(*source) if source else lib.tensor(1.0)
+        if len(source) == 2 and source == (2, 3):
+            t = t.t()
+        e = t.expand(*sizes)
+        return e, lib.tensor(e.stride()), lib.tensor(e.is_contiguous())
+    same(prog)
+    same(lambda lib: lib.tensor(True).reshape((1, -1)).expand((1, 1, 2)).matmul(
+        lib.tensor([[False, False, True], [True, False, True]])))
+
+
+def test_copy_into_a_non_differentiable_multi_output_view_takes_a_value_requiring_grad():
+    """seed 18181, program 8738: torch's copy_ asks autograd's in-place refusals only of a differentiable self, so
+    copying a value that requires grad into a split of a bool tensor is allowed; numgrad refused it."""
+    def prog(lib):
+        v1 = lib.log_softmax(lib.tensor([[2.6]], dtype=lib.float64, requires_grad=True), -2)
+        (part,) = (v1 > True).split(1, -1)
+        return part.copy_(v1)
+    same(prog)

@@ -193,7 +193,8 @@ class ElementwiseBackward(Node):
         values = [self.saved(attr) for attr in plan.saved_attrs]
         if plan.saves_result:
             self.saved("result")  # unpacked as torch does (its saved-tensor hooks see it)
-        if self.refusal is not None:  # torch's formula fails after unpacking what the node saved
+        # torch's formula fails after unpacking what the node saved, when a gradient it computes is wanted
+        if self.refusal is not None and any(edge is not None for edge, _ in self.next_functions):
             raise self.refusal[0](self.refusal[1])
         creating_graph = STATE.grad_enabled
         results = self._tensor_mode(g, values) if creating_graph else self._kernel_mode(g, values)

@@ -411,6 +411,18 @@ def _as_torch_expands(arr, expanded):
     return np.lib.stride_tricks.as_strided(arr, shape, strides, writeable=False)
 
 
+def _unsqueezed_mask(t, adv, mask):
+    """The mask as torch's canDispatchToMaskedFill hands it to masked_fill_, whose overlap check compares it with
+    self: unsqueezed at the end to self's dims (each new dim of stride 1, as torch's unsqueeze)."""
+    lead = next((i for i, a in enumerate(adv) if device_index.is_index_array(a)), 0)
+    trail = t._data.ndim - lead - mask._data.ndim
+    data = mask._data
+    if trail <= 0 or not dispatch.is_host(data):
+        return mask
+    return TensorBase._make(np.lib.stride_tricks.as_strided(data, data.shape + (1,) * trail,
+                                                            data.strides + (data.itemsize,) * trail), mask._dtype)
+
+
 def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name, direct=False):
     """torch's _index_put_impl_ checks in its order: the expanded-self warning; on the masked_fill_ path the
     mask's shape, then partial overlap with the mask; else any overlap with the value, then with each index
@@ -421,9 +433,11 @@ def _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismat
              "performing this operation. This also applies to advanced indexing e.g. "
              "tensor[indices] = tensor (Triggered internally at "
              "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:976.)")
-    if masked_fill:
+    if masked_fill:  # then masked_fill_ itself: its own expanded-self warning, partial overlap with the mask
         out, from_mask = _make_info(region.shape, adv)
-        t._check_overlap(tensors, internal=False)
+        if internal_overlap(t._arr):
+            _warn_expanded_masked_fill()
+        t._check_overlap([_unsqueezed_mask(t, adv, m) for m in tensors], internal=False)
     else:
         # indexing (setitem) hands torch the value viewed without its leading 1-dims: a new tensor when any were
         # dropped; index_put_ called directly judges the value as given (self itself: full overlap, even empty)

@@ -1342,3 +1342,45 @@ def test_copy_into_a_non_differentiable_multi_output_view_takes_a_value_requirin
         (part,) = (v1 > True).split(1, -1)
         return part.copy_(v1)
     same(prog)
+
+
+@pytest.mark.parametrize("case", ["unsqueezed self", "2-d", "same", "transposed", "new leading dim", "expanded"])
+def test_setitem_with_a_mask_judges_overlap_with_the_mask_unsqueezed_to_self(case):
+    """seed 20202, program 5025: `v1[v0] = 0.5` with v1 = v0.unsqueeze(-1): torch's canDispatchToMaskedFill
+    unsqueezes the mask to self's dims before masked_fill_'s overlap check (the same memory, the same strides: no
+    error); numgrad compared the mask as given and refused a partial overlap. An expanded self also gets
+    masked_fill_'s own warning after index_put_'s."""
+    def prog(lib):
+        v0 = lib.tensor([[False, True], [True, True]]) if case != "unsqueezed self" else lib.tensor([False, True])
+        if case in ("unsqueezed self", "2-d"):
+            v1 = v0.unsqueeze(-1)
+            v1[v0] = True
+            return v1
+        if case == "same":
+            v0[v0] = True
+        elif case == "transposed":
+            v0[v0.t()] = True
+        elif case == "new leading dim":
+            v1 = v0.unsqueeze(0)
+            v1[:, v0] = True
+            return v1
+        else:
+            v = lib.tensor([False, True, True])
+            v1 = v.unsqueeze(-1).expand(3, 2)
+            v1[v] = True
+            return v1
+        return v0
+    same(prog)
+
+
+def test_a_formula_refusal_needs_a_wanted_gradient():
+    """seed 20202, program 5081: pow of a view made under no_grad (no edge) with a bool exponent: torch computes
+    no gradient for it, so the bool subtraction of its formula never runs; numgrad refused regardless."""
+    def prog(lib):
+        v3 = lib.tensor([1.5, 2.0], requires_grad=True) * 2
+        with lib.no_grad():
+            v4 = v3.expand_as(v3)
+        v6 = v4 ** ((-2) != v4)
+        v6.backward(lib.ones(2))
+        return v6
+    same(prog)

@@ -95,6 +95,10 @@ def mm(input, mat2):
                            f"{b._dtype.c_name}")
     if k and n and m:  # an empty inner dim gives zeros, an empty result nothing, without the kernel (bool too)
         _no_bool("addmm_impl_cpu_", a)
+    if k == 1 and n > 1 and m > 1 and a._dtype.is_floating_point and dispatch.is_host(a._data):
+        # torch's gemm then gives the single products as they are (0 * -x is -0.0, where a sum from +0 is +0.0);
+        # with one row or one column it takes gemv, which sums
+        return _product("MmBackward0", _mm_backward, a, b, a._data * b._data)
     return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
 
 

@@ -1384,3 +1384,14 @@ def test_a_formula_refusal_needs_a_wanted_gradient():
         v6.backward(lib.ones(2))
         return v6
     same(prog)
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (1, 3), (2, 1), (2, 2), (3, 5)])
+def test_mm_with_an_inner_dim_of_one_keeps_the_products_signed_zeros_as_torch(n, m):
+    """seed 22222, program 47: torch's gemm with an inner dim of 1 (and more than one row and column) stores the
+    products as they are, so 0 * -x is -0.0 and its reciprocal -inf; numgrad's matmul summed from +0 (+0.0)."""
+    def prog(lib):
+        a = lib.tensor([[0.0], [-2.0], [0.0]][:n], dtype=lib.float64)
+        b = lib.tensor([[-0.2, 0.5, -1.0, 2.0, -0.0]], dtype=lib.float64)[:, :m]
+        return lib.reciprocal(a @ b), lib.reciprocal(a[None] @ b), lib.reciprocal(a.float().mm(b.float()))
+    same(prog)

@@ -179,8 +179,9 @@ OPS = {
     "take_along_dim_flat": lambda T, a: numgrad.take_along_dim(a, T([5, 0, 23])),
     "scatter_src": lambda T, a: a.scatter(1, T(PERMUTATION), a[:, :1] * 2),
     "scatter_value": lambda T, a: a.scatter(1, T(PERMUTATION), 3.0),
-    "scatter_add": lambda T, a: a.scatter_add(1, T(INDEX), a[:, 1:] * 2),
-    "scatter_add_": lambda T, a: (a * 1).scatter_add_(1, T(INDEX), a[:, 1:] * 2),
+    # src of the index's shape: with a larger src torch's backward refuses the gradient (see test_indexing.py)
+    "scatter_add": lambda T, a: a.scatter_add(1, T(INDEX), a[:, 1:2] * 2),
+    "scatter_add_": lambda T, a: (a * 1).scatter_add_(1, T(INDEX), a[:, 1:2] * 2),
     "masked_fill": lambda T, a: a.masked_fill(a > 0.3, 0.5),
     "masked_fill_broadcast": lambda T, a: a.masked_fill(T([True, False, False, True]), -2.0),
     "masked_fill_tensor": lambda T, a: a.masked_fill(a < 0, a[0, 0, 0] * 3),

@@ -54,6 +54,13 @@ def raises(fn, *args, **kwargs):
     return ("no exception", describe(result))
 
 
+def same_outcome(run):
+    """run(torch) and run(numgrad) raise alike (type and message) or give equal results, exactly."""
+    ref, got = raises(run, torch), raises(run, numgrad)
+    assert ref[0] == got[0], (ref, got)
+    assert (ref == got) if ref[0] == "raises" else not differences(ref[1], got[1], 0, 0), (ref, got)
+
+
 def caught_warnings(fn, *args, **kwargs):
     """Calls fn; returns (result, [(category, message), ...]) of the warnings it emitted."""
     with warnings.catch_warnings(record=True) as caught:

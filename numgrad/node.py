@@ -1,12 +1,12 @@
 """Graph nodes (grad_fn objects), AccumulateGrad for leaves, saved tensors with version checks, hooks."""
 import itertools
-import re
 import weakref
 
 import numpy as np
 
 from . import lazy
 from ._core.hooks import HookDict, add_hook
+from ._core.messages import op_name
 from ._core.state import STATE
 from .backend import dispatch
 from .tensor_base import TensorBase, wants_grad
@@ -197,9 +197,7 @@ class SavedTensor:
             # torch names the op that produced the tensor as it is now (the in-place op, usually)
             fn = self.tensor.grad_fn if self.tensor is not None else node
             producer = self._producer()
-            name = producer.name() if producer is not None else fn.name() if fn is not None else ""
-            # torch drops "Backward" and a 0 after it: MulBackward0 is Mul, PowBackward1 is Pow1
-            op = re.sub(r"Backward(?:0$|(?=\d+$))", "", name)
+            op = op_name(producer if producer is not None else fn)
             nr = self.tensor._output_nr if self.tensor is not None else self.output_nr
             where = f", which is output {nr} of {op}," if op else ""
             raise RuntimeError(
@@ -214,7 +212,6 @@ class SavedTensor:
         if self.requires_grad:
             out._grad_fn, out._output_nr = node, self.output_nr
         return out
-
 
     def _producer(self):
         """The grad_fn torch's error names for an output written in place through a view, while torch's weak
@@ -282,6 +279,13 @@ def check_differentiable(outputs):
     for out in outputs:
         if not out._dtype.is_floating_point:
             raise RuntimeError(f"Autograd not support dtype: {out._dtype.word}")
+
+
+def zero_gradients(node, g):
+    """A backward of zeros: for each input that takes a gradient, zeros of its shape and dtype (torch's
+    zeros_like(grad): an inf or NaN incoming gradient still gives 0)."""
+    return tuple(TensorBase._make(dispatch.zeros(meta[0], meta[1].np, g._data), meta[1]) if edge[0] is not None
+                 else None for meta, edge in zip(node.input_meta, node.next_functions))
 
 
 def needs_grad(*tensors):

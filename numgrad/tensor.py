@@ -146,17 +146,17 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
             _check_cast(result, self, c_names=True)
         # then memory overlap, the output's shape and the result type, as TensorIterator builds, before the
         # op's own checks such as alpha's (sub's, neg's and relu's bool checks come before all of them)
-        bool_sub = (fn.__name__ in ("sub", "subtract") and any(
+        bool_refused_first = (fn.__name__ in ("sub", "subtract") and any(
             (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
             for a in (self, *args))) or (fn.__name__ in ("neg", "negative", "relu") and self._dtype is dtypes.bool_)
-        if not bool_sub:
+        if not bool_refused_first:
             self._check_overlap(args)
-        if tensors and elementwise and not bool_sub:
+        if tensors and elementwise and not bool_refused_first:
             full = broadcast_shapes(self._shape, *tensors)
             if full != self._shape:
                 raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
                                    f"{list(full)}")
-        if elementwise and args and isinstance(args[0], _OPERANDS) and not bool_sub and result is None:
+        if elementwise and args and isinstance(args[0], _OPERANDS) and not bool_refused_first and result is None:
             values = (self, args[0])  # the promoted result must cast into self: before alpha, division by zero
             result_dtype = dtypes.result_type([(v._dtype, len(v._shape)) for v in values if isinstance(v, TensorBase)],
                                               [v for v in values if not isinstance(v, TensorBase)])

@@ -2,9 +2,7 @@
 autograd fields. The ops below numgrad.tensor make and read TensorBase; numgrad.tensor.Tensor, the class
 users see, adds the methods and operators that call the ops, and every result is made as a Tensor."""
 import math
-import re
 import weakref
-
 
 from . import lazy
 from ._core import dtypes, printing
@@ -13,7 +11,7 @@ from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
                              MULTI_OUTPUT_VIEW_NO_GRAD, NO_GRAD_VIEW_REASON, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
-                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE)
+                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE, op_name)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
@@ -33,6 +31,11 @@ def _base_requires_grad(t):
     before its base was made to require grad) requires grad when its base does; its grad_fn stays None, so
     ops on it require grad while their gradient flows nowhere."""
     return t._base is not None and t._grad_fn is None and t._base._requires_grad
+
+
+def _any_requires_grad(inputs):
+    return any(isinstance(t, TensorBase) and t._requires_grad for t in inputs)
+
 
 class TensorBase:
     __slots__ = ("_arr", "_lazy", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
@@ -399,20 +402,16 @@ class TensorBase:
             if self._requires_grad and self._grad_fn is None and self._base is None:
                 raise RuntimeError(LEAF_INPLACE)  # a view's own refusals come first (handle_view_on_rebase)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
-                # "UnbindBackward0" reads "Unbind", "SqueezeBackward1" reads "Squeeze1", as torch names them
-                op = re.sub(r"Backward(0$|(?=\d+$))", "", self._grad_fn.name())
-                raise RuntimeError(f"Output {self._output_nr} of {op} is a view and is being modified inplace. This "
-                                   "view is the output of a function that returns multiple views. Such functions do "
-                                   "not allow the output views to be modified inplace. You should replace the "
-                                   "inplace operation by an out-of-place one.")
-            if self._multi_output == "no grad" and (self._requires_grad or any(
-                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
+                raise RuntimeError(f"Output {self._output_nr} of {op_name(self._grad_fn)} is a view and is being "
+                                   "modified inplace. This view is the output of a function that returns multiple "
+                                   "views. Such functions do not allow the output views to be modified inplace. You "
+                                   "should replace the inplace operation by an out-of-place one.")
+            if self._multi_output == "no grad" and (self._requires_grad or _any_requires_grad(inputs)):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
-            if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self) or any(
-                    isinstance(t, TensorBase) and t._requires_grad for t in inputs)):
+            if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self)
+                                                   or _any_requires_grad(inputs)):
                 what = "A view was created" if self._grad_fn is None else \
-                    f"Output {self._output_nr} of {re.sub(r'Backward(0$|(?=[0-9]+$))', '', self._grad_fn.name())} " \
-                    "is a view of a view which was created"
+                    f"Output {self._output_nr} of {op_name(self._grad_fn)} is a view of a view which was created"
                 raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
                                    + NO_GRAD_VIEW_REASON)
             base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf

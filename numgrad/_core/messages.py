@@ -1,4 +1,12 @@
 """torch's wording for errors and warnings that several layers raise, so users' searches find answers."""
+import re
+
+
+def op_name(node):
+    """A node as torch's messages name it: "Backward" and a 0 after it dropped (MulBackward0 is Mul, PowBackward1
+    is Pow1); "" for no node."""
+    return re.sub(r"Backward(?:0$|(?=\d+$))", "", node.name()) if node is not None else ""
+
 
 NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "

@@ -252,24 +252,14 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
 
 def _exact_moments(x, mean, var):
     """The rows where torch's Welford order decides an inf or NaN get its moments (host arrays only)."""
-    if not isinstance(x, np.ndarray) or not x.size or mean.size == 0 or x.size == mean.size * 0:
+    if not isinstance(x, np.ndarray) or not x.size or not mean.size:
         return mean, var
     rows = x.reshape(mean.size, -1)
     redo = _norm_kernels.needs_exact_moments(rows)
     if not redo.any():
         return mean, var
     m, v = _norm_kernels.rowwise_moments(rows[redo])
+    kept = mean.shape  # the statistics' keepdims shape
     mean, var = mean.reshape(-1).copy(), var.reshape(-1).copy()
     mean[redo], var[redo] = m, v
-    return mean.reshape(rows.shape[0], *([1] * 0)).reshape(_kept(x, mean.size)), var.reshape(_kept(x, mean.size))
-
-
-def _kept(x, rows):
-    """The keepdims shape of a per-row statistic: the leading dims, then 1s for the normalised ones."""
-    lead, size = [], 1
-    for s in x.shape:
-        if size == rows:
-            break
-        lead.append(s)
-        size *= s
-    return tuple(lead) + (1,) * (x.ndim - len(lead))
+    return mean.reshape(kept), var.reshape(kept)

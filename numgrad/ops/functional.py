@@ -12,7 +12,7 @@ from .._core.dtypes import bool_, int64
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from ..backend import dispatch
-from ..node import record
+from ..node import record, zero_gradients
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
 from . import creation, dim_binding, reduction
@@ -169,14 +169,8 @@ def div(input, other, rounding_mode=None):
                 inexact = ne(sub(input, mul(out, other)), 0)
                 out = add(out, logical_and(inexact, lt(out, 0)))
     tensors = [t if isinstance(t, TensorBase) else None for t in (input, other)]
-    record("DivBackward2", _div_rounded_backward, tensors, [out])
+    record("DivBackward2", zero_gradients, tensors, [out])  # torch's derivative of a rounded division
     return out
-
-
-def _div_rounded_backward(node, g):
-    """torch's derivative of a rounded division: zeros_like(grad) in each tensor input's dtype (an inf or NaN
-    gradient gives 0, not NaN)."""
-    return tuple(None if meta is None else g.new_zeros(meta[0]).to(meta[1]) for meta in node.input_meta)
 
 
 def _refuse_integer_division_by_zero(name, input, other):
@@ -374,16 +368,11 @@ def compared_in_place(name):
         out = compare(input, other)
         result = to_dtype(out, input._dtype)  # out requires no grad: no node of its own
         tensor_other = isinstance(other, TensorBase)
-        record(f"{name.capitalize()}Backward{int(tensor_other)}", _zero_grads, [input, other] if tensor_other
+        record(f"{name.capitalize()}Backward{int(tensor_other)}", zero_gradients, [input, other] if tensor_other
                else [input], [result])
         return result
     fn.__name__ = name
     return fn
-
-
-def _zero_grads(node, g):
-    return tuple(g.new_zeros(meta[0]).to(meta[1]) if edge[0] is not None else None
-                 for meta, edge in zip(node.input_meta, node.next_functions))
 
 
 def floor(input):
@@ -491,5 +480,5 @@ zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, crea
 # what `from numgrad.ops.functional import *` publishes: the functions, not this module's own imports
 __all__ = [name for name, value in globals().items() if not name.startswith("_") and
            not isinstance(value, types.ModuleType) and
-           name not in ("apply", "record", "method_form", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
+           name not in ("apply", "record", "zero_gradients", "method_form", "TensorBase", "ELEMENTWISE", "bool_", "int64", "no_grad", "dtypes", "builtins_abs",
                         "builtins_max", "builtins_min")]

@@ -9,7 +9,7 @@ from .._core.warn import warn
 from .._core.grad_mode import no_grad
 from .._core.messages import PARTIAL_OVERLAP
 from .._core.shapes import broadcast_shapes, wrap_dim
-from ..lazy import dim_order
+from ..lazy import contiguous_strides, dim_order
 from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index
 from ..backend.dispatch import internal_overlap
@@ -488,14 +488,21 @@ def _put_backward(node, g):
 
 # ---- masked_fill, index_select, narrow, select -----------------------------------------------------
 
-def masked_fill(t, mask, value, inplace=False):
+def _check_mask_dtype(mask):
     if mask._dtype is not dtypes.bool_:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask._dtype.c_name}")
-    is_tensor = isinstance(value, TensorBase)
-    if is_tensor and value._data.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask._dtype.c_name}")
+
+
+def _check_value_0d(value):
+    if isinstance(value, TensorBase) and value._data.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._data.ndim} dimension(s).")
+
+
+def masked_fill(t, mask, value, inplace=False):
+    _check_mask_dtype(mask)
+    _check_value_0d(value)
+    is_tensor = isinstance(value, TensorBase)
     # torch reads the value as a number of t's type (a 0-d tensor through .item())
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
@@ -527,11 +534,8 @@ def masked_fill_(t, mask, value):
     t._check_inplace()
     # masked_fill__cpu's order: the value's dims, the mask's dtype, the expanded-self warning, partial overlap
     # of self and mask, the mask broadcast to self, then masked_fill's own checks (the value's range)
-    if isinstance(value, TensorBase) and value._data.ndim != 0:
-        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value._data.ndim} dimension(s).")
-    if mask._dtype is not dtypes.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask._dtype.c_name}")
+    _check_value_0d(value)
+    _check_mask_dtype(mask)
     expanded = internal_overlap(t._data)
     if expanded:
         _warn_expanded_masked_fill()
@@ -615,9 +619,8 @@ def select(t, dim, index):
 
 # ---- gather / scatter --------------------------------------------------------------------------------
 
-def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, values=True, into_self=False):
-    """torch's checks of a gather/scatter index: dtypes, dims, shapes, then (with `values`) its values' bounds,
-    named in the order torch's kernel meets them (`into_self`: scatter_ writing self itself)."""
+def _check_index(op, t, d, index, src=None, self_word="self"):
+    """torch's checks of a gather/scatter index before its kernel runs: dtypes, dims, shapes."""
     check_same_device(t, index, src)
     if index._dtype is not dtypes.int64:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
@@ -635,8 +638,13 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, value
             k != d and i > s for k, (i, s) in enumerate(zip(ishape, shape))):
         raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
-    if not values:
-        return
+
+
+def _check_index_bounds(op, t, d, index, src=None, bounds=True, into_self=False):
+    """The kernel's check of the index's values: the first out of range it meets, in its loop order, is the one
+    torch names (`into_self`: scatter_ writing self itself; without `bounds`, a backward's, on the GPU the
+    forward checked them)."""
+    ishape, shape = index._data.shape, t._data.shape
     size = shape[d] if shape else 1
     order = index._data
     if isinstance(order, np.ndarray) and order.ndim > 1:
@@ -644,9 +652,9 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, value
         # the kernel's operands: the output (gather's result, of the index's shape; scatter's, self itself when
         # in place, else a fresh contiguous copy of it), the source (gather's self, scatter's src), the index
         if op == "gather":
-            operands = (_contiguous_strides(ishape), _elements(t._data.strides, t._data))
+            operands = (contiguous_strides(ishape), _elements(t._data.strides, t._data))
         else:
-            out = _elements(t._data.strides, t._data) if into_self else _contiguous_strides(shape)
+            out = _elements(t._data.strides, t._data) if into_self else contiguous_strides(shape)
             operands = (out,) + ((_elements(src._data.strides, src._data),) if src is not None else ())
         index_strides = tuple(0 if k == d else st for k, st in enumerate(_elements(order.strides, order)))
         order = order.transpose(_kernel_loop_axes(ishape, d, operands + (index_strides,)))
@@ -657,14 +665,6 @@ def _check_index(op, t, d, index, src=None, self_word="self", bounds=True, value
 
 def _elements(strides, a):
     return tuple(st // a.itemsize for st in strides)
-
-
-def _contiguous_strides(shape):
-    out, step = [], 1
-    for n in reversed(shape):
-        out.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(out))
 
 
 def _kernel_loop_axes(shape, d, operands):
@@ -680,7 +680,9 @@ def _kernel_loop_axes(shape, d, operands):
     inner, group_size = [perm[0]], sizes[perm[0]]
     group_strides = [st[perm[0]] for st in strides]
     for k in perm[1:]:
-        if sizes[k] != 1 and group_size != 1 and any(gs * group_size != st[k] for gs, st in zip(group_strides, strides)):
+        coalesces = sizes[k] == 1 or group_size == 1 or all(gs * group_size == st[k]
+                                                            for gs, st in zip(group_strides, strides))
+        if not coalesces:
             break
         if group_size == 1:
             group_strides = [st[k] for st in strides]
@@ -720,7 +722,8 @@ def _one_d(x):
 def _gather(t, dim, index, bounds):
     d = wrap_dim(dim, t._data.ndim)
     t1, index1 = _one_d(t), _one_d(index)
-    _check_index("gather", t1, d, index1, self_word="input", bounds=bounds)
+    _check_index("gather", t1, d, index1, self_word="input")
+    _check_index_bounds("gather", t1, d, index1, bounds=bounds)
     # torch allows an index smaller than the input in every dim; the result has the index's shape
     data = _leading(t1._data, tuple(s if k != d else None for k, s in enumerate(index1._data.shape)))
     out = TensorBase._make(device_index.take_along_axis(data, index1._data, d).reshape(index._data.shape), t._dtype)
@@ -750,12 +753,14 @@ def _scatter(op, t, dim, index, src, add, bounds=True, target=None):
     if add and not is_tensor:
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     t1, index1, src1 = _one_d(t), _one_d(index), _one_d(src) if is_tensor else None
-    _check_index(op, t1, d, index1, src1, bounds=bounds, values=target is None)
+    _check_index(op, t1, d, index1, src1)
+    if target is None:
+        _check_index_bounds(op, t1, d, index1, src1, bounds)
     if not is_tensor and index1._data.size:  # NaN or an infinity into an integer tensor, if the kernel runs
         dtypes.check_scalar_fits(src, t._dtype)
     if target is not None:  # in place: torch refuses any memory shared with index or src after the shape checks,
         target._check_overlap((index, src), full=True)  # before the kernel's bounds check
-        _check_index(op, t1, d, index1, src1, bounds=bounds, into_self=True)
+        _check_index_bounds(op, t1, d, index1, src1, bounds, into_self=True)
     data = t1._data.copy()
     values = _leading(src1._data, index1._data.shape) if is_tensor else\
         dispatch.full((), np.asarray(src if index1._data.size else 0, data.dtype), data.dtype, data)

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._core import dtypes
 from ..backend import dispatch
-from ..node import record
+from ..node import record, zero_gradients
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes
 
@@ -61,12 +61,6 @@ def _bmm_backward(node, g):
             a.mT.bmm(g) if _wants(node, 1) else None)
 
 
-def _empty_bmm_backward(node, g):
-    """An empty operand's product: zero gradients, each of its operand's shape and dtype (which may differ)."""
-    return tuple(TensorBase._make(dispatch.zeros(shape, dtype.np, g._data), dtype) if _wants(node, i) else None
-                 for i, (shape, dtype) in enumerate(node.input_meta))
-
-
 def _mv_backward(node, g):
     a, b = _operands(node)
     return (g.unsqueeze(1) * b if _wants(node, 0) else None,
@@ -116,7 +110,7 @@ def bmm(input, mat2):
                            f"[{shape2[0]}, {shape2[1]}].")
     if a._data.size == 0 or b._data.size == 0:  # torch returns before its dtype checks: zeros of mat2's dtype
         data = dispatch.zeros(a._data.shape[:2] + shape2[2:], b._dtype.np, b._data)
-        return _product("BmmBackward0", _empty_bmm_backward, a, b, data, b._dtype)
+        return _product("BmmBackward0", zero_gradients, a, b, data, b._dtype)  # each operand's own dtype
     _no_bool("bmm", a)  # torch dispatches on batch1's dtype first, then compares batch2's
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected scalar type {a._dtype.word} but found {b._dtype.word}")

@@ -1,14 +1,13 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
 import builtins
 import math
-import re
 
 import numpy as np
 
 from .._core import dtypes
 from .._core.warn import warn_once
 from .._core.grad_mode import enable_grad
-from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED
+from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED, op_name
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
 from .. import lazy
@@ -44,11 +43,10 @@ def regenerate_view(view):
     root = view._base
     if view._multi_output == "grad" and (view._grad_fn is not None or root._requires_grad):
         # torch's handle_view_on_rebase, indirect: an unbind/split output cannot take the write's history
-        op = re.sub(r"Backward(0$|(?=\d+$))", "", view._grad_fn.name()) if view._grad_fn is not None else ""
-        raise RuntimeError(f"Output {view._output_nr} of {op} is a view and its base or another view of its base "
-                           "has been modified inplace. This view is the output of a function that returns multiple "
-                           "views. Such functions do not allow the output views to be modified inplace. You should "
-                           "replace the inplace operation by an out-of-place one.")
+        raise RuntimeError(f"Output {view._output_nr} of {op_name(view._grad_fn)} is a view and its base or another "
+                           "view of its base has been modified inplace. This view is the output of a function that "
+                           "returns multiple views. Such functions do not allow the output views to be modified "
+                           "inplace. You should replace the inplace operation by an out-of-place one.")
     view._view_version = view._vc[0]
     if not root._requires_grad:
         return

@@ -10,6 +10,7 @@ from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_d
 from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
+from .compile import compile, explain
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .lazy import fusion, is_fusion_enabled, set_fusion

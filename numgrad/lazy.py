@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from ._core.state import STATE
-from .backend import dispatch, lower
+from .backend import dispatch, lower, tape
 from .backend.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
@@ -127,7 +127,13 @@ def operand(value, shape, n, np_dtype, order=None):
     (slowest first; None: as they are)."""
     if not hasattr(value, "_lazy"):  # a Python or NumPy scalar, not a tensor
         return np_dtype.type(value)
-    arr = value._data
+    return _operand_array(value._data, shape, n, np_dtype, order)
+
+
+def _operand_array(arr, shape, n, np_dtype, order=None):
+    """operand for a tensor's array (or a scalar)."""
+    if not (arr.__class__ is np.ndarray or hasattr(arr, "flat_buffer")):
+        return np_dtype.type(arr)
     if not dispatch.is_host(arr):  # GPU memory: broadcast and cast on the device, never read here
         if arr.shape != shape:
             arr = arr.broadcast_to(shape)
@@ -145,11 +151,16 @@ def operand(value, shape, n, np_dtype, order=None):
 
 def compute_now(entry, args, compute, out_dtype, shape, strides=None):
     """The op's values as an array of `strides` (None: C order), by its own (unfused) kernel."""
+    values = [a._data if hasattr(a, "_lazy") else a for a in args]  # tensors' arrays, scalars as they are
+    return dispatch.numpy_op(_compute_arrays, entry, values, compute.np, out_dtype, shape, strides)
+
+
+def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides):
+    """compute_now on arrays: one recorded call for numgrad.compile (it reads the inputs at replay)."""
     n = math.prod(shape)
-    np_dtype = compute.np
     order = None if strides is None else memory_order(strides)
-    kargs = [operand(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
-             for a, nm in zip(args, entry.inputs)]
+    kargs = [_operand_array(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
+             for a, nm in zip(values, entry.inputs)]
     (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
                                          KERNEL_DTYPE[np_dtype])
     return flat.reshape(shape) if strides is None else shaped(flat, shape, strides)
@@ -222,6 +233,8 @@ def tensor_value(program, t):
         if e.arr is None:
             return value_of(program, e)
         arr = e.arr
+    if tape.active and STATE.recorder is not None:
+        STATE.recorder.seen(t, arr)
     return program.leaf(arr, KERNEL_DTYPE[np.dtype(arr.dtype)])
 
 

@@ -8,7 +8,7 @@ from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import op_name
 from ._core.state import STATE
-from .backend import dispatch
+from .backend import dispatch, tape
 from .tensor_base import TensorBase, wants_grad
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -370,8 +370,13 @@ def accumulate_into_grad(leaf, g, create_graph=None):
         return
     if create_graph is None:
         create_graph = STATE.grad_enabled  # inside the engine, grad mode is create_graph
+    rec = STATE.recorder if tape.active else None
+    if rec is not None:
+        rec.read_grad(leaf)
     if create_graph:  # .grad keeps the graph of the gradient, through a copy as in torch
         leaf._grad = _recorded_copy(g) if leaf._grad is None else leaf._grad + g
+        if rec is not None:
+            rec.set_grad(leaf, leaf._grad)
     elif leaf._grad is None:
         # the leaf's array as it is: _data would compute the pending results reading it, for nothing
         variable = leaf._arr if leaf._arr is not None else np.empty(leaf._shape, g._data.dtype)
@@ -380,6 +385,8 @@ def accumulate_into_grad(leaf, g, create_graph=None):
             leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
         else:
             leaf._grad = TensorBase._make(_copy_in_layout(g._data, variable), g._dtype)
+        if rec is not None:
+            rec.set_grad(leaf, leaf._grad)
     else:
         add_into(leaf._grad, g)
 
@@ -396,10 +403,13 @@ def _obeys_layout(grad, variable):
 def _copy_in_layout(grad, variable):
     """A copy of `grad` obeying the layout contract (torch's clone_obey_contract)."""
     if not dispatch.is_host(grad) or not dispatch.is_host(variable):
-        return grad.copy()
+        return tape.call(grad.copy)
     out = np.empty_like(variable, dtype=grad.dtype) if lazy.is_dense_array(variable) else \
         np.empty(grad.shape, grad.dtype)  # empty_like keeps a dense array's strides
-    np.copyto(out, grad)
+    rec = tape.recorder()
+    if rec is not None:
+        rec.known[id(out)] = out  # a new buffer: the copy below is its only write
+    dispatch.copy_into(out, grad)
     return out
 
 

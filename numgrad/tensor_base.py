@@ -14,6 +14,7 @@ from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OV
                              PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE, op_name)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
+from .backend import tape
 from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
                                overlap, storage, to_host)
 
@@ -64,6 +65,8 @@ class TensorBase:
         t._grad_fn = t._grad = t._base = t._hooks = t._accumulator = None
         t._output_nr, t._vc, t._retains_grad, t._is_inference = 0, [0], False, STATE.inference
         t._fresh = False  # a gradient buffer nobody else holds (see node.accumulate_into_grad)
+        if tape.active and STATE.recorder is not None:
+            STATE.recorder.made(t, data)
         return t
 
     # ---- storage: an array, or a pending fused expression (see lazy.py) -------------------------
@@ -77,6 +80,8 @@ class TensorBase:
             self._lazy = None
         if lazy.READERS:
             lazy.before_access(arr)
+        if tape.active and STATE.recorder is not None:
+            STATE.recorder.seen(self, arr)
         return arr
 
     @_data.setter
@@ -131,6 +136,7 @@ class TensorBase:
     def _host(self):
         """The values as a NumPy array, copied from the GPU for a CUDA tensor: for printing, item(),
         tolist() and control flow on a value, the only reads that may leave the device."""
+        tape.graph_break("a tensor's value is read into Python (item, tolist, printing, control flow)")
         return to_host(self._data)
 
     def type(self, dtype=None):
@@ -249,10 +255,14 @@ class TensorBase:
             if value._dtype is not self._dtype:
                 raise RuntimeError("assigned grad has data of a different type")
         self._grad = value
+        if tape.active and STATE.recorder is not None:
+            STATE.recorder.set_grad(self, value)
 
     @grad.deleter
     def grad(self):
         self._grad = None
+        if tape.active and STATE.recorder is not None:
+            STATE.recorder.set_grad(self, None)
 
     @property
     def output_nr(self):
@@ -318,6 +328,7 @@ class TensorBase:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         data = host_view(self._data)
+        tape.graph_break("numpy() hands the tensor's memory to NumPy code")
         lazy.export(data)  # NumPy code may write to it from now on
         return data
 

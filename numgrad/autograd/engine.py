@@ -5,7 +5,7 @@ import numpy as np
 
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .._core.state import STATE
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
 from ..ops.creation import tensor
 from ..ops.elementwise import ElementwiseBackward
@@ -138,8 +138,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             grad_list = buffers.take(node)
             # hooks see a missing gradient too (None), as torch's do
             if node._tensor_pre_hooks or node._retained:
+                tape.graph_break("a tensor hook or retain_grad runs during backward")
                 grad_list = [_run_tensor_hooks(node, nr, g) for nr, g in enumerate(grad_list)]
             elif node.__class__ is AccumulateGrad and node.variable._hooks:
+                tape.graph_break("a tensor hook runs during backward")
                 grad_list = [_run_leaf_hooks(node.variable, grad_list[0])]
             if capture is not None:
                 for nr, g in enumerate(grad_list):
@@ -151,6 +153,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 elif not any(c in needed for c, _ in node.next_functions if c is not None):
                     continue  # a captured input: nothing below it is wanted
             if node._pre_hooks:
+                tape.graph_break("a node pre-hook runs during backward")
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
             region = _fused_region(node, grad_list, deps, needed, targets) if fuse else None
@@ -197,6 +200,7 @@ def _apply(node, grad_list, create_graph, fuse):
     else:
         results = node.apply_without_gradients(grad_list)
     if node._post_hooks:
+        tape.graph_break("a node hook runs during backward")
         for hook in list(node._post_hooks.values()):
             results = hooked_tuple(hook, results, hook(tuple(results), tuple(grad_list)))
     return results

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
+from ..backend import tape
 from ..node import Node, SavedTensor, edge_of
 from ..ops.creation import zeros
 from ..node import FREED
@@ -125,6 +126,7 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        tape.graph_break(f"custom autograd.Function {cls.__name__} (its Python forward and backward)")
         ctx = cls._backward_cls()
         tensors = [a if isinstance(a, TensorBase) else None for a in args]
         ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)

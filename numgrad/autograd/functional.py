@@ -1,5 +1,6 @@
 """autograd.backward and autograd.grad: the user-facing entry points into the engine."""
 from . import engine
+from ..backend import tape
 from .._core.warn import warn
 from ..node import accumulate_into_grad, edge_of
 from ..ops.creation import zeros_like
@@ -77,6 +78,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def zero_grads(params, set_to_none=True):
     """Module.zero_grad / Optimizer.zero_grad: drop each `.grad`, or zero it in place (detached)."""
+    rec = tape.recorder()
+    if rec is not None and not rec.depth:  # a compiled call repeats it at each replay, as Python
+        params = list(params)
+        rec.live("zero_grad", _zero_grads, params, set_to_none)
+        if set_to_none:  # what the call reads of .grad afterwards, it made itself
+            rec.grads_set.update(id(p) for p in params)
+        return
+    _zero_grads(params, set_to_none)
+
+
+def _zero_grads(params, set_to_none):
     for p in params:
         g = p.grad
         if g is None:

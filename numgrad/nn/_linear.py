@@ -48,8 +48,8 @@ def _addmm(input, weight, bias):
     check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
-    data = np.matmul(input._data, weight._data.T)
-    np.add(data, bias._data, out=data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
+    data = dispatch.matmul(input._data, weight._data.T)
+    dispatch.add_into(data, data, bias._data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
     out = Tensor._make(data, input._dtype)
     # each operand is kept only if the other one's gradient needs it
     record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],

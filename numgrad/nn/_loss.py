@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.shapes import broadcast_shapes
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
@@ -285,40 +285,50 @@ def _none_shape(input, target):
 
 
 def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n_classes):
-    """nll_loss on host arrays, with NumPy."""
-    x = np.moveaxis(input._data, class_dim, -1).reshape(-1, n_classes)
-    t = target._data.reshape(-1)
+    """nll_loss on host arrays, with NumPy (one recorded function: a compiled step replays it on new
+    targets, bounds check included)."""
+    # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
+    name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
+    view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
+    shape = target._data.shape[:1] + (-1,) if view_back else _none_shape(input, target)
+    data, coef = tape.call(_nll_arrays, input._data, target._data, None if weight is None else weight._data,
+                           ignore_index, reduction, class_dim, n_classes, shape, input._requires_grad)
+    out = new_tensor(data, input._dtype)
+    if input._requires_grad:
+        record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
+                                                     "class_dim": class_dim, "target_shape": _none_shape(input, target)})
+    return out.reshape(target.shape) if view_back else out
+
+
+def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_classes, shape, want_coef):
+    """The losses (shaped `shape` unreduced, else 0-d) and, with `want_coef`, the gradient's coefficients."""
+    x = np.moveaxis(input, class_dim, -1).reshape(-1, n_classes)
+    t = target.reshape(-1)
     ignored = t == ignore_index
     bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
     if bad is not None:
         raise IndexError(f"Target {bad} is out of bounds.")
     safe_t = np.where(ignored, 0, t)
-    w = np.ones(n_classes, x.dtype) if weight is None else weight._data.astype(x.dtype)
+    w = np.ones(n_classes, x.dtype) if weight is None else weight.astype(x.dtype)
     wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
     rows = np.arange(t.size)
     losses = np.where(ignored, 0, -x[rows, safe_t] * wt).astype(x.dtype)  # an ignored target's loss is +0.0
-    # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
-    name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
-    view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
     if reduction == "none":
-        data, scale = losses.reshape(target._data.shape[:1] + (-1,) if view_back else _none_shape(input, target)), 1
+        data, scale = losses.reshape(shape), 1
     elif reduction == "sum":
-        data, scale = losses.sum(), 1
+        data, scale = np.asarray(losses.sum()), 1
     else:  # the weighted mean: an all-ignored batch gives 0/0 = nan, as in torch
         total = wt.sum()
         with np.errstate(invalid="ignore", divide="ignore"):
-            data, scale = losses.sum() / total, 1 / total
-    out = new_tensor(data, input._dtype)
-    if input._requires_grad:
-        coef = np.zeros_like(x)
-        with np.errstate(invalid="ignore", divide="ignore"):  # an all-ignored mean: the scale is 1/0
-            # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
-            coef[rows, safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
-        moved = np.moveaxis(input._data, class_dim, -1).shape
-        coef = np.moveaxis(coef.reshape(moved), -1, class_dim)
-        record(name, _nll_backward, [input], [out], {"coef": constant(np.ascontiguousarray(coef)), "reduction": reduction,
-                                                     "class_dim": class_dim, "target_shape": _none_shape(input, target)})
-    return out.reshape(target.shape) if view_back else out
+            data, scale = np.asarray(losses.sum() / total), 1 / total
+    if not want_coef:
+        return data, None
+    coef = np.zeros_like(x)
+    with np.errstate(invalid="ignore", divide="ignore"):  # an all-ignored mean: the scale is 1/0
+        # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
+        coef[rows, safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
+    moved = np.moveaxis(input, class_dim, -1).shape
+    return data, np.ascontiguousarray(np.moveaxis(coef.reshape(moved), -1, class_dim))
 
 
 def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_dim, n_classes):

@@ -7,6 +7,7 @@ from .._core import dtypes
 from .._core.grad_mode import no_grad
 from .._core.hooks import HookDict, add_hook
 from ..autograd.functional import zero_grads
+from ..compile import compile as _compile
 from ..backend.dispatch import as_device
 from ..ops.creation import tensor
 from ..tensor import Tensor
@@ -306,6 +307,16 @@ class Module:
         return add_hook(self._forward_hooks, hook)
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compiles this module's call in place (torch's Module.compile): numgrad.compile's arguments."""
+        object.__setattr__(self, "_compiled_call", _compile(self._call_impl, *args, **kwargs))
+
+    def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks):  # the common case, kept short
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):

@@ -93,7 +93,7 @@ def mm(input, mat2):
         # torch's gemm then gives the single products as they are (0 * -x is -0.0, where a sum from +0 is +0.0);
         # with one row or one column it takes gemv, which sums
         return _product("MmBackward0", _mm_backward, a, b, a._data * b._data)
-    return _product("MmBackward0", _mm_backward, a, b, np.matmul(a._data, b._data))
+    return _product("MmBackward0", _mm_backward, a, b, dispatch.matmul(a._data, b._data))
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
@@ -114,7 +114,7 @@ def bmm(input, mat2):
     _no_bool("bmm", a)  # torch dispatches on batch1's dtype first, then compares batch2's
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected scalar type {a._dtype.word} but found {b._dtype.word}")
-    return _product("BmmBackward0", _bmm_backward, a, b, np.matmul(a._data, b._data))
+    return _product("BmmBackward0", _bmm_backward, a, b, dispatch.matmul(a._data, b._data))
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
@@ -133,7 +133,7 @@ def mv(input, vec):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vt}, {mt}, and {vt}")
     if n and k:  # an empty matrix: no kernel runs (bool too)
         _no_bool("addmv_impl_cpu", a)
-    return _product("MvBackward0", _mv_backward, a, b, np.matmul(a._data, b._data))
+    return _product("MvBackward0", _mv_backward, a, b, dispatch.matmul(a._data, b._data))
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent

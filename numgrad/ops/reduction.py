@@ -133,7 +133,7 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
         acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
         if out_dtype.is_floating_point:  # the fold starts from the first element, torch's sum from +0.0:
-            values = values + 0.0  # a sum of -0.0s is +0.0 (x + 0.0 changes no other value)
+            values = dispatch.numpy_op(np.add, values, 0.0)  # a sum of -0.0s is +0.0 (x + 0.0 changes no other value)
     out = _result(values.reshape(_kept_shape(shape, axes, keepdim)), out_dtype)
     name = "SumBackward1" if named else "SumBackward0"
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
@@ -166,7 +166,7 @@ def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
     count = int(np.prod([t._shape[a] for a in axes]))
     with no_grad():
         s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
-    out = _result(s._data / np.asarray(count, s._data.dtype) if count else
+    out = _result(dispatch.numpy_op(np.divide, s._data, s._data.dtype.type(count)) if count else
                   dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
     record("MeanBackward1" if named else "MeanBackward0", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
@@ -245,10 +245,9 @@ def _evenly_backward(node, g):
     """max/min/amax/amin: the gradient is split evenly among the elements equal to the result."""
     a, out, axes = node.saved("self"), node.saved("result"), node.saved("axes")
     whole_max = node.name() in ("MaxBackward1", "MinBackward1")
-    if whole_max and out.isnan().item():  # torch's evenly_distribute_backward: the NaNs take the gradient
-        mask = a.isnan()
-    else:
-        mask = a == _expand_back(node, out)
+    mask = a == _expand_back(node, out)
+    if whole_max:  # torch's evenly_distribute_backward: a NaN result gives the gradient to the NaNs (no
+        mask = mask | (a.isnan() & out.isnan())  # value read into Python: a compiled step replays this)
     count = sum(mask, axes, keepdim=True)
     if not node.saved("keepdim"):
         g = g.reshape(count.shape)

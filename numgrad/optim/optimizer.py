@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from ..autograd.functional import zero_grads
 from .._core.grad_mode import no_grad
 from ..tensor import Tensor
@@ -97,6 +97,15 @@ class Optimizer:
         zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
+        rec = tape.recorder()
+        if rec is not None and not rec.depth:
+            if closure is not None:  # the closure's forward and backward are part of the step: trace them
+                tape.graph_break("optimizer.step(closure): the closure runs inside the step")
+            else:  # a compiled call repeats the step as Python: it reads lr, the step count and state then
+                return rec.live(f"{type(self).__name__}.step", self._step, None)
+        return self._step(closure)
+
+    def _step(self, closure):
         loss = None
         if closure is not None:
             with enable_grad():

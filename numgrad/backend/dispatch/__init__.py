@@ -11,6 +11,7 @@ from ..cpu import kernels as cpu_kernels
 from ..cpu import pool as cpu_pool
 from ..cpu import softmax as cpu_softmax
 from ..cuda import runtime as cuda_runtime
+from .. import tape
 
 
 def full(shape, value, np_dtype, like=None, gpu=False):
@@ -18,8 +19,15 @@ def full(shape, value, np_dtype, like=None, gpu=False):
     there, else a NumPy array."""
     if gpu or (like is not None and on_gpu(like)):
         from ..cuda import array
-        return array.full(shape, value, np_dtype)
-    return np.full(shape, value, np_dtype)
+        return tape.call(array.full, shape, value, np_dtype)
+    return tape.call_into("out", _host_full, shape, value, np_dtype)
+
+
+def _host_full(shape, value, np_dtype, out=None):
+    if out is None:
+        return np.full(shape, value, np_dtype)
+    np.copyto(out, value, casting="unsafe")
+    return out
 
 
 def empty(shape, np_dtype, like):
@@ -38,23 +46,37 @@ def c_order(arr):
     """`arr` in C order: torch's reductions, indexing, cat and stack make contiguous results where NumPy's
     follow the input's memory order (order 'K'). GPU arrays are C order already."""
     if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous:
-        return np.ascontiguousarray(arr)
+        return tape.call_into("out", _host_copy, arr)
     return arr
+
+
+def _host_copy(arr, np_dtype=None, out=None):
+    """A C-order copy of host array `arr` (cast to `np_dtype`), into `out` when given (a replay)."""
+    if out is None:
+        with np.errstate(all="ignore"):  # (np.ascontiguousarray would make a 0-d array 1-d)
+            return np.array(arr, np_dtype, order="C")
+    with np.errstate(all="ignore"):
+        np.copyto(out, arr, casting="unsafe")
+    return out
 
 
 def asarray(values, np_dtype=None):
     """`values` (an array, host or GPU, or a scalar) as an array of `np_dtype`, copied only to convert."""
     if on_gpu(values):
-        return values if np_dtype is None else values.astype(np_dtype, copy=False)
+        return values if np_dtype is None else tape.call(values.astype, np_dtype, copy=False)
     if np_dtype is None or getattr(values, "dtype", None) == np_dtype:
         return np.asarray(values, np_dtype)
+    if isinstance(values, np.ndarray):  # a conversion of computed values: a replay converts again
+        return tape.call_into("out", _host_copy, values, np_dtype)
     with np.errstate(all="ignore"):  # a cast to inf (or of NaN) without NumPy's warning: torch is silent
         return np.asarray(values, np_dtype)
 
 
 def contiguous(arr):
     """`arr` in C order (itself when it already is)."""
-    return arr.contiguous() if on_gpu(arr) else np.ascontiguousarray(arr)
+    if on_gpu(arr):
+        return arr.contiguous() if arr.flags.c_contiguous else tape.call(arr.contiguous)
+    return arr if arr.flags.c_contiguous else tape.call_into("out", _host_copy, arr)
 
 
 def strided(flat, shape, strides, offset):
@@ -211,6 +233,10 @@ def full_on(shape, value, np_dtype, d):
 
 def cat(arrays, axis, np_dtype):
     """np.concatenate cast to `np_dtype`; on the GPU, copies into slices of one new array."""
+    return tape.call(_cat, arrays, axis, np_dtype)
+
+
+def _cat(arrays, axis, np_dtype):
     if not on_gpu(arrays[0]):
         return c_order(np.concatenate(arrays, axis=axis, dtype=np_dtype, casting="unsafe"))
     from ..cuda.array import copy_into, empty
@@ -226,6 +252,10 @@ def cat(arrays, axis, np_dtype):
 
 def stack(arrays, axis, np_dtype):
     """np.stack cast to `np_dtype`; on the GPU, copies into slices of one new array."""
+    return tape.call(_stack, arrays, axis, np_dtype)
+
+
+def _stack(arrays, axis, np_dtype):
     if not on_gpu(arrays[0]):
         return c_order(np.stack(arrays, axis=axis, dtype=np_dtype, casting="unsafe"))
     from ..cuda.array import copy_into, empty
@@ -239,6 +269,10 @@ def stack(arrays, axis, np_dtype):
 def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
     """Runs the op table's reduction `entry` over sorted non-empty `axes` (every extent > 0): the CPU
     kernels, or the GPU block reduction. Returns (values, flat positions) shaped `kept`."""
+    return tape.call(_reduce, name, entry, data, axes, acc_dtype, kept, want_index)
+
+
+def _reduce(name, entry, data, axes, acc_dtype, kept, want_index):
     if not on_gpu(data):
         combine = getattr(np, entry.combine) if entry.combine else None
         out, idx = cpu_kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
@@ -254,11 +288,11 @@ def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
 def row_softmax(x, log):
     """(log_)softmax over the last dim of a host array by the CPU row kernels (GPU tensors compose it from
     reductions and a fused region instead)."""
-    return cpu_softmax.forward(x, log)
+    return tape.call(cpu_softmax.forward, x, log)
 
 
 def row_softmax_backward(g, y, log):
-    return cpu_softmax.backward(g, y, log)
+    return tape.call(cpu_softmax.backward, g, y, log)
 
 
 def from_host(arr):
@@ -274,6 +308,10 @@ def to_host(arr):
 
 def copy_into(dst, src):
     """Writes `src` into array `dst` (same shape), across devices when they differ."""
+    tape.call(_copy_into, dst, src)
+
+
+def _copy_into(dst, src):
     if dst.__class__ is np.ndarray:
         np.copyto(dst, to_host(src), casting="unsafe")
     else:
@@ -287,5 +325,35 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     for a in args:
         if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
             from ..cuda import array as cuda_array
-            return cuda_array.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
-    return cpu_kernels.run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+            return tape.call_into("outs", cuda_array.run_elementwise, name, inputs, outputs, args, out_dtypes, n,
+                                  dtype_name, outs=outs)
+    return tape.call_into("outs", cpu_kernels.run_elementwise, name, inputs, outputs, args, out_dtypes, n,
+                          dtype_name, outs=outs)
+
+
+def numpy_op(fn, *args, **kwargs):
+    """fn(*args, **kwargs) for a NumPy function of arrays (a ufunc, say) whose result is a new array:
+    recorded for numgrad.compile like the kernels. A NumPy scalar result (a ufunc of 0-d arrays) comes
+    back as a 0-d array."""
+    return tape.call(_array_result, fn, *args, **kwargs)
+
+
+def _array_result(fn, *args, **kwargs):
+    result = fn(*args, **kwargs)
+    return np.asarray(result) if isinstance(result, np.generic) else result
+
+
+def matmul(a, b):
+    """np.matmul of two arrays (BLAS on the host, the GPU's kernel for device arrays)."""
+    if on_gpu(a) or on_gpu(b):
+        return tape.call(np.matmul, a, b)
+    return tape.call_into("out", _host_matmul, a, b)
+
+
+def _host_matmul(a, b, out=None):
+    return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+
+
+def add_into(out, a, b):
+    """out = a + b by NumPy's ufunc (a GPU array's own kernel), `out` an array of the result's shape."""
+    tape.call(np.add, a, b, out=out)

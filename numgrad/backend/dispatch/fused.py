@@ -1,6 +1,9 @@
 """Runs a fused program (ir.py) on its target: CPU loops here, CUDA kernels once a leaf is on the GPU."""
+import numpy as np
+
 from ..cpu import fused as cpu_fused
 from ..ir import Program  # noqa: F401  (built by lazy.py and autograd/fused_backward.py)
+from .. import tape
 
 
 def run_map(program, outputs, out_dtypes, outs=None):
@@ -8,8 +11,8 @@ def run_map(program, outputs, out_dtypes, outs=None):
     flat arrays to write), device arrays for a GPU region."""
     if program.target == "cuda":
         from ..cuda import fused as cuda_fused  # numba.cuda: only once a GPU array exists
-        return cuda_fused.run_map(program, outputs, out_dtypes, outs)
-    return cpu_fused.run_map(program, outputs, out_dtypes, outs)
+        return tape.call_into("outs", cuda_fused.run_map, program, outputs, out_dtypes, outs=outs)
+    return tape.call_into("outs", cpu_fused.run_map, program, outputs, out_dtypes, outs=outs)
 
 
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
@@ -17,5 +20,11 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     array with one result per position of the dims before it (device arrays for a GPU region)."""
     if program.target == "cuda":
         from ..cuda import fused as cuda_fused
-        return cuda_fused.run_fold(program, var, acc_dtype, split, kind)
-    return cpu_fused.run_fold(program, var, acc_dtype, split, kind)
+        return tape.call(cuda_fused.run_fold, program, var, acc_dtype, split, kind)
+    return tape.call(_host_fold, program, var, acc_dtype, split, kind)
+
+
+def _host_fold(program, var, acc_dtype, split, kind):
+    """The CPU fold, a whole-region result as a 0-d array (a replay moves it into the trace's buffer)."""
+    result = cpu_fused.run_fold(program, var, acc_dtype, split, kind)
+    return result if split else np.asarray(result)

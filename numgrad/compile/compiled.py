@@ -1,0 +1,292 @@
+"""numgrad.compile's compiled function: the first call under new conditions traces fn into a tape (one eager
+run whose array work is recorded), later calls whose guards hold replay the tape: precompiled kernels and
+BLAS calls on the buffers the trace allocated, with the Python of the live calls (optimizer steps) only."""
+import functools
+import gc
+import numbers
+import os
+import sys
+import warnings
+
+from .._core.state import STATE
+from ..backend import dispatch
+from ..node import FREED, Node
+from ..tensor_base import TensorBase
+from . import recorder as _recorder
+
+RECOMPILE_LIMIT = 8  # torch._dynamo.config.cache_size_limit
+_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+class CompiledFunctionBackward(Node):
+    """The grad_fn of a compiled call's result whose graph the call's own backward already used and freed:
+    backward through it again raises eager's error."""
+
+    def apply(self, grads):
+        raise RuntimeError(FREED)
+
+    apply_without_gradients = apply
+
+
+class _Input:
+    """A tensor argument replayed through a buffer of the tape's own: each call copies its values in."""
+    __slots__ = ("position", "proxy", "buf", "shape", "dtype", "last", "last_version")
+
+    def __init__(self, position, t):
+        self.position = position
+        self.buf = dispatch.contiguous(t._data).copy() if dispatch.is_host(t._data) else t._data.copy()
+        self.proxy = TensorBase._make(self.buf, t._dtype)
+        self.shape, self.dtype = t._shape, t._dtype
+        self.last, self.last_version = t, t._vc[0]
+
+    def accepts(self, t):
+        return isinstance(t, TensorBase) and not t._requires_grad and t._dtype is self.dtype and \
+            t._shape == self.shape and t._data.__class__ is self.buf.__class__ and t.is_contiguous()
+
+    def load(self, t):
+        if t is self.last and t._vc[0] == self.last_version:
+            return  # the same tensor, unchanged since the last call: its values are in the buffer already
+        dispatch.copy_into(self.buf, t._data)
+        self.last, self.last_version = t, t._vc[0]
+
+
+def _flatten(value, out):
+    if isinstance(value, TensorBase):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _flatten(v, out)
+    return out
+
+
+class Variant:
+    """One trace: its guards, its tape and how to rebuild the call's result."""
+
+    def __init__(self, mode, arg_spec, rec, inputs, out_builder):
+        self.mode = mode
+        self.arg_spec = arg_spec  # per argument: ("input", _Input) | ("same", obj) | ("value", type, v)
+        self.entries = rec.entries
+        self.external = list(rec.external.values())
+        self.grad_guards = [(leaf, g, None if g is None else g._arr) for leaf, g in rec.grad_guards]
+        self.inputs = inputs
+        self.build = out_builder
+        self.live_calls = rec.live_calls
+        self.hits = 0
+
+    def matches(self, args, keywords):
+        if (STATE.grad_enabled, STATE.inference, STATE.fusion, keywords) != self.mode or \
+                len(args) != len(self.arg_spec):
+            return False
+        for a, (kind, x, *rest) in zip(args, self.arg_spec):
+            if kind == "input":
+                if not x.accepts(a):
+                    return False
+            elif kind == "same":
+                if a is not x:
+                    return False
+            elif type(a) is not x or a != rest[0]:
+                return False
+        for ref, arr, requires_grad in self.external:
+            t = ref()
+            if t is None or t._arr is not arr or t._requires_grad != requires_grad:
+                return False
+        for leaf, g, arr in self.grad_guards:
+            if leaf._grad is not g or (g is not None and g._arr is not arr):
+                return False
+        return True
+
+    def replay(self, args):
+        for a, (kind, x, *rest) in zip(args, self.arg_spec):
+            if kind == "input":
+                x.load(a)
+        for entry in self.entries:
+            entry()
+        self.hits += 1
+        return self.build(args)
+
+
+class CompiledFunction:
+    """What numgrad.compile(fn) returns: calls fn through its traced variants (see the module's doc)."""
+
+    def __init__(self, fn, fullgraph=False, dynamic=False):
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.variants = []
+        self.breaks = []  # (reason, line, op) of the traces that broke
+        self.eager_reason = None  # set once the function runs eager for good
+        self.traces = 0
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):  # a compiled method binds like the function it wraps
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        keywords = tuple(kwargs)
+        if kwargs:
+            args = args + tuple(kwargs.values())
+            fn = _with_keywords(self._fn, keywords)
+        else:
+            fn = self._fn
+        if self.eager_reason is not None or STATE.recorder is not None:  # nested in a trace: part of it
+            return fn(*args)
+        for v in self.variants:
+            if v.matches(args, keywords):
+                return v.replay(args)
+        if self.traces >= RECOMPILE_LIMIT:
+            self.eager_reason = f"recompile limit reached ({RECOMPILE_LIMIT} traces)"
+            warnings.warn(f"numgrad.compile: {getattr(self._fn, '__name__', self._fn)} reached the recompile "
+                          f"limit ({RECOMPILE_LIMIT}); it runs eager from now on", stacklevel=2)
+            return fn(*args)
+        return self._trace(fn, args, keywords)
+
+    def _trace(self, fn, args, keywords):
+        self.traces += 1
+        rec = _recorder.Recorder(self.fullgraph)
+        mode = (STATE.grad_enabled, STATE.inference, STATE.fusion, keywords)
+        arg_spec, inputs, call_args = [], [], []
+        for position, a in enumerate(args):
+            if isinstance(a, TensorBase) and not a._requires_grad and a.is_contiguous() and a._base is None:
+                inp = _Input(position, a)
+                rec.known[id(dispatch.storage(inp.buf))] = dispatch.storage(inp.buf)
+                arg_spec.append(("input", inp))
+                inputs.append(inp)
+                call_args.append(inp.proxy)
+            elif isinstance(a, (*_SCALARS, numbers.Number)):
+                arg_spec.append(("value", type(a), a))
+                call_args.append(a)
+            else:
+                arg_spec.append(("same", a))
+                call_args.append(a)
+        previous = _recorder.start(rec)
+        try:
+            result = fn(*call_args)
+            build = self._finish(rec, result, inputs)
+        finally:
+            _recorder.stop(previous)
+        if rec.broken:
+            self.breaks.extend(rec.breaks)
+            self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
+        elif build is not None:
+            self.variants.append(Variant(mode, arg_spec, rec, inputs, build))
+            if os.environ.get("NUMGRAD_DEBUG") == "1":
+                print(describe(self.variants[-1], getattr(self._fn, "__name__", "fn")), file=sys.stderr)
+        return _unproxy(result, inputs, args)
+
+    def _finish(self, rec, result, inputs):
+        """Still recording: computes what is pending, checks nothing the call made outlives it unseen, and
+        returns the function that rebuilds the result at replay (None: this trace cannot replay)."""
+        for ref in rec.created:  # values still pending would be computed after the trace, unrecorded
+            t = ref()
+            if t is not None and t._arr is None and t._lazy is not None:
+                t._data  # noqa: B018
+        if rec.broken:
+            return None
+        for inp in inputs:
+            if inp.proxy._vc[0] != 0:
+                rec.graph_break("!the call writes into a tensor argument in place")
+                return None
+        outputs = _flatten(result, [])
+        created = {id(r()) for r in rec.created if r() is not None}
+        for o in outputs:
+            if id(o) in created and o._grad_fn is not None and not o._grad_fn._freed:
+                rec.graph_break("!the autograd graph of a result leaves the compiled function (backward outside "
+                                "the call is not captured yet)")
+                return None
+        allowed = {id(o) for o in outputs} | {id(i.proxy) for i in inputs}
+        allowed |= {id(getattr(e, "args", (None, None))[1]) for e in rec.entries
+                    if getattr(e, "func", None) is _recorder._assign_grad}
+        kept = [o for o in outputs] + [getattr(e, "args", (None, None))[1] for e in rec.entries
+                                        if getattr(e, "func", None) is _recorder._assign_grad]
+        for t in kept:  # a kept view keeps its base
+            while t is not None and t._base is not None:
+                allowed.add(id(t._base))
+                t = t._base
+        for ref in rec.created:
+            t = ref()
+            if t is not None and id(t) not in allowed and t._base is None and _escapes(t):
+                rec.graph_break("!a tensor made inside the call outlives it (stored outside the function)")
+                return None
+        spec = _output_spec(result, created, inputs)
+        return functools.partial(_rebuild, spec)
+
+
+def _escapes(t):
+    """Whether tensor `t`, made during the trace, is referenced from outside (beyond the loop variable and
+    getrefcount's own argument): a view's base or an autograd node may still hold it harmlessly; anything
+    else reading it after a replay would see stale values."""
+    return sys.getrefcount(t) > 3 and not _only_held_by_graph(t)
+
+
+def _only_held_by_graph(t):
+    return all(isinstance(r, (Node, list, dict, tuple)) or type(r).__name__ in ("SavedTensor", "frame", "cell")
+               for r in gc.get_referrers(t))
+
+
+def _output_spec(value, created, inputs):
+    if isinstance(value, TensorBase):
+        for inp in inputs:
+            if value is inp.proxy:
+                return ("input", inp.position)
+        if id(value) not in created:
+            return ("object", value)
+        return ("copy", value._data, value._dtype, value._requires_grad, value._grad_fn is not None)
+    if isinstance(value, (list, tuple)):
+        return ("seq", type(value), [_output_spec(v, created, inputs) for v in value])
+    if isinstance(value, dict):
+        return ("dict", type(value), {k: _output_spec(v, created, inputs) for k, v in value.items()})
+    return ("object", value)
+
+
+def _rebuild(spec, args):
+    kind = spec[0]
+    if kind == "copy":
+        _, arr, dtype, requires_grad, has_fn = spec
+        t = TensorBase._make(arr.copy(order="K") if dispatch.is_host(arr) else arr.copy(), dtype, requires_grad)
+        if has_fn:
+            t._grad_fn = CompiledFunctionBackward()
+        return t
+    if kind == "input":
+        return args[spec[1]]
+    if kind == "seq":
+        items = [_rebuild(s, args) for s in spec[2]]
+        return spec[1](*items) if hasattr(spec[1], "_fields") else spec[1](items)
+    if kind == "dict":
+        return spec[1]({k: _rebuild(s, args) for k, s in spec[2].items()})
+    return spec[1]
+
+
+def _unproxy(value, inputs, args):
+    """The traced call's result with the user's tensors where fn returned the proxies it was given."""
+    if isinstance(value, TensorBase):
+        for inp in inputs:
+            if value is inp.proxy:
+                return args[inp.position]
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_unproxy(v, inputs, args) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)({k: _unproxy(v, inputs, args) for k, v in value.items()})
+    return value
+
+
+def _with_keywords(fn, names):
+    def call(*args):
+        n = len(args) - len(names)
+        return fn(*args[:n], **dict(zip(names, args[n:])))
+    return call
+
+
+def describe(variant, name):
+    """The captured tape, one line per entry (NUMGRAD_DEBUG=1 prints it)."""
+    lines = [f"numgrad.compile: {name}: {len(variant.entries)} entries, {len(variant.external)} external "
+             f"arrays, live calls {variant.live_calls}"]
+    for i, e in enumerate(variant.entries):
+        fn = getattr(e, "func", e)
+        inner = e.args[0] if fn is _recorder._copy_results else fn
+        lines.append(f"  {i:3d} {getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', inner)}")
+    return "\n".join(lines)

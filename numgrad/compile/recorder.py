@@ -1,0 +1,191 @@
+"""The recorder: while numgrad.compile traces one call, the backend's hooks (backend/tape.py) hand it each
+piece of array work, which becomes one entry of a tape; it knows which arrays the tape made (its buffers),
+which it reads from tensors made before the call (guarded at replay) and which are constants, and notes
+what breaks the graph."""
+import functools
+import os
+import sys
+import weakref
+
+import numpy as np
+
+from .._core.state import STATE
+from ..backend import dispatch, tape
+from ..backend.arrays import on_gpu
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class GraphBreak(RuntimeError):
+    """What fullgraph=True raises where a graph would break (torch raises torch._dynamo's Unsupported)."""
+
+
+_PLUMBING = {"graph_break", "made", "call", "check", "seen", "user_frame", "_make", "_data", "_host", "call_into"}
+
+
+def user_frame():
+    """'file:line' of the innermost frame outside numgrad (the user's line that reached the op), and the
+    innermost numgrad functions below it ('op < caller')."""
+    frame, inner = sys._getframe(1), []
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE) and f"{os.sep}numpy{os.sep}" not in path:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}", " < ".join(inner[:3]) or None
+        if frame.f_code.co_name not in _PLUMBING:
+            inner.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return "<unknown>", " < ".join(inner[:3]) or None
+
+
+def _arrays(value, out):
+    """The arrays inside a recorded call's argument (nested lists, tuples, a fused Program's leaves)."""
+    if value.__class__ is np.ndarray or on_gpu(value):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _arrays(v, out)
+    elif hasattr(value, "leaves") and hasattr(value, "steps"):  # backend.ir.Program
+        for leaf in value.leaves:
+            if leaf.kind != "scalar":
+                _arrays(leaf.value, out)
+    return out
+
+
+def _copy_results(fn, args, kwargs, olds):
+    """Runs a recorded function that allocates its results, and moves them into the trace's buffers."""
+    new = fn(*args, **kwargs)
+    for old, value in zip(olds, new if isinstance(new, (list, tuple)) else (new,)):
+        if value is not old and old is not None:
+            dispatch.copy_into(old, value)
+
+
+class Recorder:
+    def __init__(self, fullgraph=False):
+        self.fullgraph = fullgraph
+        self.entries = []  # zero-argument callables: the replay runs them in order
+        self.known = {}  # id(root array) -> root: buffers the tape made, constants, external arrays
+        self.external = {}  # id(root) -> (weak reference to the tensor, its array): read from before the call
+        self.constants = []  # (array, snapshot): values made from Python data inside the call
+        self.breaks = []  # (reason, user's line, numgrad function)
+        self.depth = 0  # > 0 inside a recorded function or a live call: nested hooks are part of it
+        self.created = []  # weak references to the tensors made during the trace
+        self.grads_set = set()  # id(leaf) of leaves whose .grad the call itself assigned
+        self.grad_guards = []  # (leaf, .grad object it had when the call first read it)
+        self.live_calls = []  # names of the Python calls a replay repeats (optimizer.step, zero_grad)
+        self.broken = False
+
+    # ---- the hooks -----------------------------------------------------------------------------------
+    def call(self, fn, args, kwargs, out_kw):
+        if self.broken:
+            return fn(*args, **kwargs)
+        for arr in _arrays(args, _arrays(list(kwargs.values()), [])):
+            if not self.check(arr):
+                return fn(*args, **kwargs)
+        self.depth += 1
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        results = list(result) if isinstance(result, (list, tuple)) else [result]
+        for r in results:
+            if r is not None and not (r.__class__ is np.ndarray or on_gpu(r)):
+                self.graph_break(f"{getattr(fn, '__name__', fn)} returned a Python value")
+                return result
+            if r is not None:
+                root = dispatch.storage(r)
+                self.known[id(root)] = root
+        if out_kw is not None:
+            self.entries.append(functools.partial(fn, *args, **{**kwargs, out_kw: result}))
+        elif any(r is not None for r in results):
+            self.entries.append(functools.partial(_copy_results, fn, args, kwargs, results))
+        else:
+            self.entries.append(functools.partial(fn, *args, **kwargs))
+        return result
+
+    def check(self, arr):
+        """Whether array `arr` is one the tape can read at replay: its buffers, constants, external arrays."""
+        if id(dispatch.storage(arr)) in self.known:
+            return True
+        self.graph_break("an array made outside the recorded kernels is read")
+        return False
+
+    def seen(self, t, arr):
+        """Tensor `t` hands out its array `arr`: one made before the call is read from outside (guarded)."""
+        if self.depth or self.broken:
+            return
+        root = dispatch.storage(arr)
+        if id(root) in self.known:
+            return
+        self.known[id(root)] = root
+        self.external[id(root)] = (weakref.ref(t), arr, t._requires_grad)
+
+    def made(self, t, arr, constant=False):
+        """Tensor `t` is made during the trace with array `arr`."""
+        if self.depth or self.broken:
+            return
+        self.created.append(weakref.ref(t))
+        if arr is None or id(dispatch.storage(arr)) in self.known:
+            return
+        if constant:
+            root = dispatch.storage(arr)
+            self.known[id(root)] = root
+            snapshot = np.array(dispatch.to_host(arr), copy=True)
+            self.constants.append((arr, snapshot))
+            self.entries.append(functools.partial(dispatch.copy_into, arr, snapshot))
+            return
+        self.graph_break("an op made a tensor's values outside the recorded kernels")
+
+    def live(self, name, fn, *args, **kwargs):
+        """Runs fn(*args, **kwargs) now and again at each replay, as Python (an optimizer's step reads its
+        learning rate, step count and state then)."""
+        self.depth += 1
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        if not self.broken:
+            self.entries.append(functools.partial(fn, *args, **kwargs))
+            self.live_calls.append(name)
+        return result
+
+    def set_grad(self, leaf, value):
+        """The call assigns leaf.grad (the engine's accumulation, or user code): a replay assigns it too."""
+        if self.depth or self.broken:
+            return
+        self.grads_set.add(id(leaf))
+        self.entries.append(functools.partial(_assign_grad, leaf, value))
+
+    def read_grad(self, leaf):
+        """The engine reads leaf.grad to accumulate into it: unless the call assigned it first, the replay
+        needs the same object there."""
+        if self.depth or self.broken or id(leaf) in self.grads_set:
+            return
+        self.grads_set.add(id(leaf))
+        self.grad_guards.append((leaf, leaf._grad))
+
+    def graph_break(self, reason):
+        if self.depth and not reason.startswith("!"):
+            return
+        reason = reason.lstrip("!")
+        where, op = user_frame()
+        if self.fullgraph:
+            raise GraphBreak(f"numgrad.compile(fullgraph=True): {reason} (in {op}, at {where})")
+        if not self.broken:
+            self.breaks.append((reason, where, op))
+            self.broken = True
+
+
+def _assign_grad(leaf, value):
+    leaf._grad = value
+
+
+def start(recorder):
+    """Makes `recorder` this thread's; returns the previous one (restore with stop)."""
+    previous, STATE.recorder = STATE.recorder, recorder
+    tape.active += 1
+    return previous
+
+
+def stop(previous):
+    STATE.recorder = previous
+    tape.active -= 1

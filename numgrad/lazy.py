@@ -127,10 +127,10 @@ def operand(value, shape, n, np_dtype, order=None):
     (slowest first; None: as they are)."""
     if not hasattr(value, "_lazy"):  # a Python or NumPy scalar, not a tensor
         return np_dtype.type(value)
-    return _operand_array(value._data, shape, n, np_dtype, order)
+    return operand_array(value._data, shape, n, np_dtype, order)
 
 
-def _operand_array(arr, shape, n, np_dtype, order=None):
+def operand_array(arr, shape, n, np_dtype, order=None):
     """operand for a tensor's array (or a scalar)."""
     if not (arr.__class__ is np.ndarray or hasattr(arr, "flat_buffer")):
         return np_dtype.type(arr)
@@ -159,7 +159,7 @@ def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides):
     """compute_now on arrays: one recorded call for numgrad.compile (it reads the inputs at replay)."""
     n = math.prod(shape)
     order = None if strides is None else memory_order(strides)
-    kargs = [_operand_array(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
+    kargs = [operand_array(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
              for a, nm in zip(values, entry.inputs)]
     (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
                                          KERNEL_DTYPE[np_dtype])

@@ -1,7 +1,7 @@
 """The fused-kernel IR: a region of elementwise ops as straight-line steps over leaves, for any target."""
 import numpy as np
 
-from . import lower
+from . import lower, tape
 from .arrays import on_gpu
 
 SCALAR_TYPES = {"bool_": np.bool_, "int64": np.int64, "float32": np.float32, "float64": np.float64}
@@ -51,8 +51,9 @@ class Program:
             var = self.leaf_vars.get(key)
             if var is not None:
                 return var
-            # one value, possibly expanded (an empty array has no value to read, even with stride 0)
-            if value.size == 1 or (value.size and not any(value.strides)):
+            # one value, possibly expanded (an empty array has no value to read, even with stride 0); not
+            # while numgrad.compile traces: a replay must read the array again
+            if (value.size == 1 or (value.size and not any(value.strides))) and not tape.active:
                 var = self._add_leaf(value.flat[0], dtype_name, "scalar")
             else:
                 var = self._add_leaf(value if self.order is None else self._permuted(value), dtype_name, "array")

@@ -75,6 +75,21 @@ class Variant:
         self.build = out_builder
         self.live_calls = rec.live_calls
         self.hits = 0
+        # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
+        owned = {id(e.args[1]): e.args[1] for e in rec.entries
+                 if getattr(e, "func", None) is _recorder._assign_grad and e.args[1] is not None}
+        self.owned = list(owned.values())
+        self.owned_counts = None
+
+    def seal(self):
+        """Counts the references to the tensors the tape owns now, while only numgrad holds them."""
+        self.owned_counts = _hold_counts(self.owned)
+
+    def aliased(self):
+        """Whether user code holds a .grad tensor (or its array) from an earlier call, which eager would
+        leave as it is and a replay would overwrite."""
+        return any(now[0] > then[0] or now[1] > then[1]
+                   for now, then in zip(_hold_counts(self.owned), self.owned_counts))
 
     def matches(self, args, keywords):
         if (STATE.grad_enabled, STATE.inference, STATE.fusion, keywords) != self.mode or \
@@ -135,6 +150,8 @@ class CompiledFunction:
             return fn(*args)
         for v in self.variants:
             if v.matches(args, keywords):
+                if v.aliased():  # this call runs eager, leaving the tape's buffers alone
+                    return fn(*args)
                 return v.replay(args)
         if self.traces >= RECOMPILE_LIMIT:
             self.eager_reason = f"recompile limit reached ({RECOMPILE_LIMIT} traces)"
@@ -171,9 +188,13 @@ class CompiledFunction:
             self.breaks.extend(rec.breaks)
             self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
         elif build is not None:
-            self.variants.append(Variant(mode, arg_spec, rec, inputs, build))
+            variant = Variant(mode, arg_spec, rec, inputs, build)
+            self.variants.append(variant)
             if os.environ.get("NUMGRAD_DEBUG") == "1":
-                print(describe(self.variants[-1], getattr(self._fn, "__name__", "fn")), file=sys.stderr)
+                print(describe(variant, getattr(self._fn, "__name__", "fn")), file=sys.stderr)
+            del rec, result
+            variant.seal()
+            return build(args)  # copies, as each replay returns: the next replay rewrites the tape's buffers
         return _unproxy(result, inputs, args)
 
     def _finish(self, rec, result, inputs):
@@ -186,7 +207,10 @@ class CompiledFunction:
         if rec.broken:
             return None
         for inp in inputs:
-            if inp.proxy._vc[0] != 0:
+            if inp.proxy._vc[0] != 0:  # the call wrote into its copy of an argument: the argument gets it
+                arg = inp.last
+                dispatch.copy_into(arg._data, inp.proxy._data)
+                arg._vc[0] += inp.proxy._vc[0]
                 rec.graph_break("!the call writes into a tensor argument in place")
                 return None
         outputs = _flatten(result, [])
@@ -207,23 +231,29 @@ class CompiledFunction:
                 t = t._base
         for ref in rec.created:
             t = ref()
-            if t is not None and id(t) not in allowed and t._base is None and _escapes(t):
+            if t is not None and id(t) not in allowed and t._base is None and _escapes(t, created):
                 rec.graph_break("!a tensor made inside the call outlives it (stored outside the function)")
                 return None
         spec = _output_spec(result, created, inputs)
         return functools.partial(_rebuild, spec)
 
 
-def _escapes(t):
+def _hold_counts(tensors):
+    return [(sys.getrefcount(t), sys.getrefcount(t._arr)) for t in tensors]
+
+
+def _escapes(t, created):
     """Whether tensor `t`, made during the trace, is referenced from outside (beyond the loop variable and
     getrefcount's own argument): a view's base or an autograd node may still hold it harmlessly; anything
     else reading it after a replay would see stale values."""
-    return sys.getrefcount(t) > 3 and not _only_held_by_graph(t)
+    return sys.getrefcount(t) > 3 and not _only_held_by_graph(t, created)
 
 
-def _only_held_by_graph(t):
-    return all(isinstance(r, (Node, list, dict, tuple)) or type(r).__name__ in ("SavedTensor", "frame", "cell")
-               for r in gc.get_referrers(t))
+def _only_held_by_graph(t, created):
+    """Whether only autograd's records (a node, a saved tensor), a view made in the call (its base) and
+    the trace's own frames refer to `t`."""
+    return all(isinstance(r, Node) or type(r).__name__ in ("SavedTensor", "frame") or
+               (isinstance(r, TensorBase) and id(r) in created) for r in gc.get_referrers(t))
 
 
 def _output_spec(value, created, inputs):

@@ -13,7 +13,7 @@ from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower
-from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand
+from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
 from ..node import LAST, Node, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
@@ -217,10 +217,8 @@ class ElementwiseBackward(Node):
         for nm in plan.passed:  # the derivative is g itself: no pass over memory
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
-            args = [operand(g, shape, n, np_dtype)] + [operand(v, shape, n, BOOL if is_bool else np_dtype)
-                                                       for v, is_bool in zip(values, plan.bool_used)]
-            flats = dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
-                                              [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
+            arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
+            flats = dispatch.numpy_op(_kernel_flats, plan, arrays, shape, n, np_dtype)
             for nm, flat in zip(plan.expr_targets, flats):
                 results[nm] = TensorBase._make(flat.reshape(shape), compute)
         return results
@@ -236,6 +234,15 @@ class ElementwiseBackward(Node):
                 r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
                 results[nm] = r if hasattr(r, "_data") else creation.full_like(g, r)
         return results
+
+
+def _kernel_flats(plan, arrays, shape, n, np_dtype):
+    """The backward kernel on arrays (g's, then the saved values'): one recorded call for numgrad.compile,
+    which reads a one-element input again at each replay."""
+    kinds = [np_dtype] + [BOOL if is_bool else np_dtype for is_bool in plan.bool_used]
+    args = [operand_array(a, shape, n, kind) for a, kind in zip(arrays, kinds)]
+    return dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                                    [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
 
 
 def _zeros_like(g, shape, dtype):

@@ -11,7 +11,7 @@ from .._core import dtypes
 from .._core.dtypes import bool_, int64
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from ..node import record, zero_gradients
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
@@ -180,6 +180,8 @@ def _refuse_integer_division_by_zero(name, input, other):
     compute = compute_dtype(name, input, other)
     if compute.is_floating_point or not numel:  # torch divides no element of an empty result
         return
+    if isinstance(other, TensorBase):
+        tape.graph_break("an integer division's backward reads the divisor for a zero")
     zero = bool((dispatch.to_host(other._data) == 0).any()) if isinstance(other, TensorBase) else other == 0
     if zero:
         raise RuntimeError("ZeroDivisionError")
@@ -421,6 +423,7 @@ def _zero_backward(node, g):
 
 
 def equal(input, other):
+    tape.graph_break("equal() returns a Python bool")
     return input.shape == other.shape and bool((input._data == other._data).all())
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn
 from .. import lazy
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
 from ..node import record
@@ -180,6 +180,7 @@ def _prod_backward(node, g):
     if a._data.ndim == 0:  # the product of one element is itself: torch passes the gradient (NaN and inf too)
         return (g,)
     out = _expand_back(node, out)
+    tape.graph_break("prod's backward looks for zeros in its input")
     if not (a._data == 0).any():
         return (_as_input_dtype(node, g * (out / a)),)
     if node.saved("dim") is None and int(dispatch.to_host(a._data == 0).sum()) > 1:

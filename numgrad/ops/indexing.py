@@ -1,4 +1,5 @@
 """Indexing ops with backward: getitem/setitem as torch indexes, masked_fill, index_select, gather, scatter."""
+import functools
 import math
 import operator
 
@@ -9,7 +10,7 @@ from .._core.warn import warn
 from .._core.grad_mode import no_grad
 from .._core.messages import PARTIAL_OVERLAP
 from .._core.shapes import broadcast_shapes, wrap_dim
-from ..lazy import contiguous_strides, dim_order
+from ..lazy import contiguous_strides, dim_order, memory_order, result_strides, shaped
 from ..backend import dispatch
 from ..backend.dispatch import indexing as device_index
 from ..backend.dispatch import internal_overlap
@@ -165,7 +166,9 @@ def _check_bounds(shape, out, from_mask):
     element reads clipped into range."""
     out = list(out)
     ordinal = 0  # torch counts dimensions among the indexed ones only
-    empty = 0 in shape  # torch's kernel checks the bounds as it runs: over no elements it does not run
+    # torch's kernel checks the bounds as it runs: over no elements (an empty dim, or indices that broadcast
+    # to an empty shape) it does not run
+    empty = 0 in shape or any(device_index.is_index_array(a) and a.size == 0 for a in out)
     for d, (a, masked) in enumerate(zip(out, from_mask)):
         if device_index.is_index_array(a):
             skip = masked or (empty and shape[d] != 0)
@@ -208,12 +211,78 @@ def _basic_view(data, basic):
     return np.lib.stride_tricks.as_strided(view, view.shape, strides, writeable=view.flags.writeable)
 
 
-def _index(t, basic, adv=None, name="IndexBackward0"):
+def _index(t, basic, adv=None, name="IndexBackward0", c_order=False):
+    """t[basic][adv]: a view for a basic index, else a copy laid out as torch's index kernel lays it out
+    (`c_order`: in C order, as index_select's kernel allocates its result)."""
     data = _basic_view(t._data, basic)
-    # basic indexing gives a view, advanced indexing a copy
-    out = view_of(t, data) if adv is None else TensorBase._make(dispatch.c_order(device_index.take(data, adv)), t._dtype)
+    if adv is None:
+        out = view_of(t, data)
+    else:
+        taken = device_index.take(data, adv)
+        if not dispatch.is_host(data):  # GPU arrays are C order in numgrad
+            taken = dispatch.c_order(taken)
+        elif taken.size:  # the values in memory order, seen with torch's strides (NumPy may give a C-order
+            # result other strides for its size-1 dims, which torch's stride() and elementwise results read)
+            strides = (None if c_order else _index_strides(data, adv)) or contiguous_strides(taken.shape)
+            if taken.strides != tuple(s * taken.itemsize for s in strides):
+                taken = shaped(taken.transpose(memory_order(strides)).ravel(), taken.shape, strides)
+        out = TensorBase._make(taken, t._dtype)
     record(name, _index_backward, [t], [out], {"basic": basic, "adv": adv})
     return out
+
+
+def _index_strides(view, adv):
+    """The strides torch's index kernel gives view[adv] (a non-empty result of host arrays, adv validated), None
+    for C order; see _index_layout."""
+    return _index_layout(view.shape, view.strides, view.itemsize, tuple(
+        (d, a.shape, a.strides, a.itemsize) for d, a in enumerate(adv) if device_index.is_index_array(a)))
+
+
+@functools.lru_cache(maxsize=4096)  # every advanced index asks, and a model meets few layouts
+def _index_layout(shape, strides, itemsize, indices):
+    """The strides torch's index kernel gives the result of indexing (shape, strides in bytes) by the index
+    arrays `indices`, (dim, shape, strides, itemsize) each. Its TensorIterator allocates the result in the
+    memory order of its operands (result_strides): self restrided, the indexed dims replaced by the broadcast
+    index shape of stride 0 (restride_src), then each index tensor broadcast to that shape and reshaped to
+    [1] * dims before + its shape + [1] * dims after (reshape_indexer); indexed dims that are not adjacent go
+    to the front first (transposeToFront), as the result's dims do."""
+    strides = [s // itemsize for s in strides]
+    indexed = [d for d, *_ in indices]
+    if indexed == list(range(indexed[0], indexed[-1] + 1)):
+        before, after = range(indexed[0]), range(indexed[-1] + 1, len(shape))
+    else:
+        before, after = (), [d for d in range(len(shape)) if d not in indexed]
+    replacement = np.broadcast_shapes(*(ishape for _, ishape, _, _ in indices))
+    out_shape = tuple(shape[d] for d in before) + replacement + tuple(shape[d] for d in after)
+    operands = [(out_shape, tuple(strides[d] for d in before) + (0,) * len(replacement)
+                 + tuple(strides[d] for d in after))]
+    index_shape = (1,) * len(before) + replacement + (1,) * len(after)
+    for _, ishape, istrides, isize in indices:
+        # expand_outplace, with torch's strides (broadcast_view reads only a stand-in's shape and strides)
+        a = dispatch.broadcast_view(np.lib.stride_tricks.as_strided(np.empty(1, f"i{isize}"), ishape, istrides),
+                                    replacement)
+        operands.append((index_shape, _reshape_strides(replacement, [s // isize for s in a.strides], index_shape)))
+    return result_strides(tuple(operands), out_shape, False)
+
+
+def _reshape_strides(shape, strides, new_shape):
+    """The strides torch's reshape gives a non-empty (shape, strides) of one or more dims seen as `new_shape`
+    (computeStride: a size-1 dim takes its stride from the run of dims it falls in), or C order's when it
+    has to copy."""
+    new = [0] * len(new_shape)
+    view_d, base, tensor_numel, view_numel = len(new_shape) - 1, strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base):  # the end of a run of dims
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return contiguous_strides(new_shape)
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(new) if view_d == -1 else contiguous_strides(new_shape)
 
 
 def _index_backward(node, g):
@@ -588,7 +657,7 @@ def index_select(t, dim, index):
         out = TensorBase._make(t._data.copy(), t._dtype)
         record("IndexSelectBackward0", _index_backward, [t], [out], {"basic": (Ellipsis,), "adv": None})
         return out
-    return _index(t, (Ellipsis,), (slice(None),) * d + (idx,), "IndexSelectBackward0")
+    return _index(t, (Ellipsis,), (slice(None),) * d + (idx,), "IndexSelectBackward0", c_order=True)
 
 
 def narrow(t, dim, start, length):

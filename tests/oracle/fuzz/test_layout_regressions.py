@@ -1,7 +1,7 @@
-"""Regression tests for elementwise results' memory layout: torch's TensorIterator gives a result its inputs'
-memory order (a transposed input gives a transposed result) where numgrad made every result C-contiguous, so
-view() succeeded where torch raises, contiguous() aliased where torch copies, and stride()/is_contiguous()
-differed. Each test runs against torch and numgrad with fusion on and off."""
+"""Regression tests for the memory layout of elementwise and advanced-indexing results: torch's TensorIterator
+gives a result its inputs' memory order (a transposed input gives a transposed result) where numgrad made every
+result C-contiguous, so view() succeeded where torch raises, contiguous() aliased where torch copies, and
+stride()/is_contiguous() differed. Each test runs against torch and numgrad with fusion on and off."""
 import numpy as np
 import pytest
 import torch
@@ -220,4 +220,161 @@ def test_random_permutations(shape, rnd, op):
         if op == "where":
             return lib.where(a > 0, a, b)
         return (a * 2 + b).exp() - a
+    same_layout(run)
+
+
+# ---- advanced indexing: torch's index kernel lays its result out as its TensorIterator's operands ----------
+
+def _index_key(lib, spec):
+    """A getitem key from a spec of parts: ("i", values) an int64 index tensor, ("it", values) one made
+    transposed (a (1, n) tensor's .t()), ("m", values) a bool mask, ("l", values) a list, ("b", v) a 0-d bool,
+    or a slice, None or Ellipsis as they are."""
+    key = []
+    for part in spec:
+        if isinstance(part, tuple):
+            kind, v = part
+            if kind == "i":
+                part = lib.tensor(np.array(v, dtype=np.int64))
+            elif kind == "it":
+                part = lib.tensor(np.array(v, dtype=np.int64).T.copy()).t()
+            elif kind == "m":
+                part = lib.tensor(np.array(v, dtype=bool))
+            elif kind == "b":
+                part = lib.tensor(v)
+            else:
+                part = list(v)
+        key.append(part)
+    return tuple(key)
+
+
+# self views of a (2, 3, 4)-shaped tensor (a base shape and how to view it)
+INDEX_SELF = {
+    "c": ((2, 3, 4), lambda x: x),
+    "permute": ((3, 4, 2), lambda x: x.permute(2, 0, 1)),
+    "transpose": ((4, 3, 2), lambda x: x.transpose(0, 2)),
+    "step": ((2, 6, 4), lambda x: x[:, ::2]),
+    "expand": ((1, 3, 1), lambda x: x.expand(2, 3, 4)),
+    "permute_step": ((6, 4, 2), lambda x: x.permute(2, 0, 1)[:, ::2]),
+}
+
+INDEX_KEYS = {
+    "dim0": [("i", [1, 0, 1])],
+    "dim1": [slice(None), ("i", [2, -1])],
+    "dim2": [Ellipsis, ("i", [[3], [0]])],
+    "one_element": [slice(None), ("i", [-2])],
+    "adjacent_two": [slice(None), ("i", [0, 2]), ("i", [1, 3])],
+    "broadcast_two": [("i", [[0], [1]]), ("i", [2, 0, 1])],
+    "apart_two": [("i", [1, 0]), slice(None), ("i", [3, 1])],
+    "apart_broadcast": [("i", [[1], [0]]), slice(1, None), ("i", [3, 1, 0])],
+    "transposed_index": [slice(None), ("it", [[0, 1], [2, 2], [1, 0]])],
+    "mask": [("m", [True, False])],
+    "mask2": [slice(None), ("m", [[True, False, True, False], [False, True, True, False], [True] * 4])],
+    "mask_after": [("i", [1]), ("m", [True, False, True])],
+    "slices_around": [slice(None, None, 2), ("i", [2, 0]), slice(1, 3)],
+    "none_first": [None, slice(None), ("i", [1, 0])],
+    "none_between": [("i", [1]), None, ("i", [[0, 2]])],
+    "bool_true": [slice(None), ("b", True), ("i", [0, 3])],
+    "bool_false": [("b", False), slice(None), ("i", [1])],
+    "empty": [slice(None), ("i", np.zeros((0,), np.int64))],
+    "empty_broadcast": [("i", np.zeros((0,), np.int64)), ("i", [[1], [2]])],
+    "list": [slice(None), slice(None), ("l", [3, 0, 0])],
+}
+
+
+@pytest.mark.parametrize("view", INDEX_SELF)
+@pytest.mark.parametrize("key", INDEX_KEYS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_])
+def test_advanced_index_result_layout(view, key, dtype):
+    """x[tensor indices] was always C-contiguous; torch's TensorIterator gives the result the memory order
+    of self (restrided: the indexed dims of stride 0) and of the index tensors (reshaped to self's dims)."""
+    base, make = INDEX_SELF[view]
+    data = _arr(base) > 0 if dtype is np.bool_ else (_arr(base) * 10).astype(dtype)
+    same_layout(lambda lib: make(lib.tensor(data))[_index_key(lib, INDEX_KEYS[key])])
+
+
+def test_view_of_transposed_index_result_raises():
+    """The fuzz's reproducer: a permuted bool tensor indexed on its middle dim is not C-contiguous in torch, so
+    view(-1) raises."""
+    a = np.random.default_rng(0).random((3, 2, 2)) > 0.5
+    same(lambda lib: lib.tensor(a).permute(1, 2, 0)[::, lib.tensor([-2])].view(-1))
+    same_layout(lambda lib: lib.tensor(a).permute(1, 2, 0)[::, lib.tensor([-2])])
+
+
+def test_out_of_range_index_into_an_empty_result_is_not_checked():
+    """Indices that broadcast with an empty one select nothing: torch's kernel never runs, so an index out of
+    range raises nothing (numgrad checked it)."""
+    same(lambda lib: lib.zeros(2, 4)[lib.tensor([], dtype=lib.long), lib.tensor([[9]])])
+    same(lambda lib: lib.zeros(2, 4)[lib.tensor(False), lib.tensor([[9]])])
+    same(lambda lib: lib.zeros(2, 4)[lib.tensor([[9]]), lib.tensor([1])])
+
+
+def test_index_select_stays_contiguous():
+    """index_select has its own kernel, which allocates its result in C order whatever self's layout."""
+    same_layout(lambda lib: lib.tensor(_arr((3, 4, 2))).permute(2, 0, 1).index_select(1, lib.tensor([2, 0])))
+
+
+def test_gradients_through_laid_out_index():
+    """Backward (and double backward) through an index of a permuted tensor: torch's gradients, and the
+    layout of the index result inside the graph."""
+    def run(lib):
+        x = lib.tensor(_arr((3, 4, 2)), requires_grad=True)
+        w = lib.tensor(_arr((2, 2, 4), 1))
+        y = x.permute(2, 0, 1)[:, lib.tensor([2, 0])]
+        (y * w).sum().backward()
+        return y, x.grad
+    same_layout(run)
+
+    def double(lib):
+        x = lib.tensor(_arr((3, 4, 2)), requires_grad=True)
+        y = x.permute(2, 0, 1)[lib.tensor([1, 0]), :, lib.tensor([3, 1])]
+        (gx,) = lib.autograd.grad((y ** 2).sum(), x, create_graph=True)
+        gx.sum().backward()
+        return y, gx, x.grad
+    same_layout(double)
+
+
+def test_index_put_value_gradient():
+    """index_put_'s gradient for the values indexes the incoming gradient (torch's index kernel)."""
+    def run(lib):
+        x = lib.tensor(_arr((4, 3))).t()
+        v = lib.tensor(_arr((2, 4), 1), requires_grad=True)
+        y = x.index_put((lib.tensor([0, 2]),), v * 1)
+        (y * lib.tensor(_arr((4, 3), 2)).t()).sum().backward()
+        return y, v.grad
+    same_layout(run)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.randoms(use_true_random=False))
+def test_random_advanced_index_layouts(shape, rnd):
+    """A random permutation (some dims stepped) of a random shape, indexed by a random mix of index tensors
+    (of 1 or 2 dims), masks, slices and None."""
+    nd = len(shape)
+    perm = rnd.sample(range(nd), nd)
+    steps = [rnd.choice([1, 1, 2]) for _ in range(nd)]
+    spec, d = [], 0
+    while d < nd:
+        r = rnd.random()
+        if r < 0.35:
+            spec.append(slice(None) if rnd.random() < 0.7 else slice(1, None))
+            d += 1
+        elif r < 0.45:
+            spec.append(None)
+        elif r < 0.85:
+            ishape = [rnd.randint(1, 3) for _ in range(rnd.randint(1, 2))]
+            values = np.random.default_rng(rnd.randint(0, 999)).integers(-shape[d], shape[d], ishape)
+            spec.append(("it" if len(ishape) == 2 and rnd.random() < 0.3 else "i", values))
+            d += 1
+        else:
+            k = rnd.randint(1, nd - d)
+            spec.append(("m", np.random.default_rng(rnd.randint(0, 999)).random(shape[d:d + k]) > 0.5))
+            d += k
+    spec = spec[:rnd.randint(1, len(spec))]
+    if not any(isinstance(p, tuple) for p in spec):
+        spec.append(("i", [0]))
+
+    def run(lib):
+        base = [shape[p] * steps[k] for k, p in enumerate(perm)]
+        x = lib.tensor(_arr(base))[tuple(slice(None, None, s) for s in steps)]
+        return x.permute(*[perm.index(k) for k in range(nd)])[_index_key(lib, spec)]
     same_layout(run)

@@ -36,6 +36,7 @@ class Program:
         self.steps = []
         self.var_dtypes = {}
         self.memo = {}  # id(pending expression) -> var: a value read twice is computed once
+        self.sources = None  # while numgrad.compile traces: leaf index -> the array a scalar leaf was read from
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
@@ -51,9 +52,12 @@ class Program:
             var = self.leaf_vars.get(key)
             if var is not None:
                 return var
-            # one value, possibly expanded (an empty array has no value to read, even with stride 0); not
-            # while numgrad.compile traces: a replay must read the array again
-            if (value.size == 1 or (value.size and not any(value.strides))) and not tape.active:
+            # one value, possibly expanded (an empty array has no value to read, even with stride 0); while
+            # numgrad.compile traces, the array is remembered: a replay reads the value again (refresh)
+            if value.size == 1 or (value.size and not any(value.strides)):
+                if tape.active:
+                    self.sources = self.sources or {}
+                    self.sources[len(self.leaves)] = value
                 var = self._add_leaf(value.flat[0], dtype_name, "scalar")
             else:
                 var = self._add_leaf(value if self.order is None else self._permuted(value), dtype_name, "array")
@@ -99,6 +103,12 @@ class Program:
             lines.append((var, f"np.{dtype_name}({lower.substitute(expr, reads, compute, self.target)})"))
             dtypes[var] = dtype_name
         return lines
+
+    def refresh(self):
+        """Reads the scalar leaves taken from arrays again (a replay of a traced program)."""
+        for i, source in self.sources.items():
+            leaf = self.leaves[i]
+            leaf.value = SCALAR_TYPES[leaf.dtype](source.flat[0])
 
     def key(self, outputs):
         return (self.target, tuple(self.steps), tuple((leaf.kind, leaf.dtype) for leaf in self.leaves), outputs)

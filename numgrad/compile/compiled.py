@@ -318,5 +318,6 @@ def describe(variant, name):
     for i, e in enumerate(variant.entries):
         fn = getattr(e, "func", e)
         inner = e.args[0] if fn is _recorder._copy_results else fn
-        lines.append(f"  {i:3d} {getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', inner)}")
+        text = getattr(e, "describes", None) or f"{getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', inner)}"
+        lines.append(f"  {i:3d} {text}")
     return "\n".join(lines)

@@ -48,6 +48,8 @@ def _arrays(value, out):
         for leaf in value.leaves:
             if leaf.kind != "scalar":
                 _arrays(leaf.value, out)
+        if value.sources:  # the arrays its scalar leaves are read from
+            out.extend(value.sources.values())
     return out
 
 
@@ -94,7 +96,11 @@ class Recorder:
             if r is not None:
                 root = dispatch.storage(r)
                 self.known[id(root)] = root
-        if out_kw is not None:
+        prepare = getattr(fn, "prepare", None)  # a leaner replay the function offers (cpu/fused.py)
+        fast = prepare(result, *args, **kwargs) if prepare is not None else None
+        if fast is not None:
+            self.entries.append(fast)
+        elif out_kw is not None:
             self.entries.append(functools.partial(fn, *args, **{**kwargs, out_kw: result}))
         elif any(r is not None for r in results):
             self.entries.append(functools.partial(_copy_results, fn, args, kwargs, results))

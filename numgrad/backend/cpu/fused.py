@@ -186,6 +186,8 @@ def compiled(kind, program, outputs, source_fn):
 def run_map(program, outputs, out_dtypes, outs=None):
     """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:
     flat arrays to write)."""
+    if program.sources:
+        program.refresh()
     outer, inner, args = layout(program)
     module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
     n = outer * inner
@@ -217,6 +219,8 @@ def _combine(kind, parts):
 def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
     array with one result per position of the dims before it (device arrays for a GPU region)."""
+    if program.sources:
+        program.refresh()
     outer, inner, args = layout(program, split)
     module = compiled(f"{kind}", program, (var, acc_dtype, split == 0),
                       lambda: fold_source(program, var, acc_dtype, kind))
@@ -231,3 +235,63 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     out = np.empty(outer, acc_dtype)
     threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
     return out
+
+
+# ---- replays of a traced program (numgrad.compile): the layout and kernel found once ---------------
+def _prepared_args(program, split=None):
+    """(outer, inner, args, refresh) for a replay, when every array argument is the leaf's own memory
+    (not a copy made for this run); refresh lists (argument index, leaf, source array) of the scalars a
+    replay reads again. None when some argument is a copy."""
+    outer, inner, args = layout(program, split)
+    for leaf, arg in zip(program.leaves, args):
+        if leaf.kind != "scalar" and not np.may_share_memory(arg, leaf.value):
+            return None
+    sources = program.sources or {}
+    refresh = [(i, ir.SCALAR_TYPES[program.leaves[i].dtype], src) for i, src in sources.items()]
+    return outer, inner, args, refresh
+
+
+def _prepare_map(outs, program, outputs, out_dtypes, outs_kw=None, **_):
+    prepared = _prepared_args(program)
+    if prepared is None:
+        return None
+    outer, inner, args, refresh = prepared
+    kernel = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs])).kernel
+    n, parts = outer * inner, threads.count()
+    if n >= PARALLEL_MIN and parts > 1:
+        return None  # the threaded split: run_map itself
+    bound = [0, outer, 0, inner, inner, *args, *outs]
+
+    def replay():
+        for i, to_scalar, src in refresh:
+            bound[5 + i] = to_scalar(src.flat[0])
+        kernel(*bound)
+    replay.describes = f"fused map kernel {kernel.__module__} ({n} elements, prepared)"
+    return replay
+
+
+def prepare_fold(result, program, var, acc_dtype, split=0, kind="sum"):
+    """A replay of run_fold writing a whole-region fold into 0-d array `result` (None: no lean replay)."""
+    if split:
+        return None
+    prepared = _prepared_args(program, split)
+    if prepared is None:
+        return None
+    outer, inner, args, refresh = prepared
+    module = compiled(f"{kind}", program, (var, acc_dtype, True), lambda: fold_source(program, var, acc_dtype, kind))
+    n = outer * inner
+    if n >= PARALLEL_MIN and threads.count() > 1:
+        return None
+    bound = [0, n, np.empty(FOLD_BLOCK, acc_dtype), *args]
+    fold = module.fold
+
+    def replay():
+        for i, to_scalar, src in refresh:
+            bound[3 + i] = to_scalar(src.flat[0])
+        result[()] = fold(*bound)
+    replay.describes = f"fused fold kernel {fold.__module__} ({n} elements, prepared)"
+    return replay
+
+
+run_map.prepare = lambda result, program, outputs, out_dtypes, outs=None: _prepare_map(result, program, outputs,
+                                                                                       out_dtypes)

@@ -3,6 +3,8 @@
 Array helpers that serve host (NumPy) and GPU (DeviceArray) storage alike, device arguments, and kernel
 launches on the array's device. numba.cuda is imported only when a GPU array exists or is asked for."""
 
+import functools
+
 import numpy as np
 
 from ..._core.device import CPU, CUDA0, device
@@ -28,6 +30,10 @@ def _host_full(shape, value, np_dtype, out=None):
         return np.full(shape, value, np_dtype)
     np.copyto(out, value, casting="unsafe")
     return out
+
+
+_host_full.prepare = lambda result, shape, value, np_dtype, out=None: functools.partial(np.copyto, result, value,
+                                                                                       casting="unsafe")
 
 
 def empty(shape, np_dtype, like):
@@ -352,6 +358,9 @@ def matmul(a, b):
 
 def _host_matmul(a, b, out=None):
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+
+
+_host_matmul.prepare = lambda result, a, b, out=None: functools.partial(np.matmul, a, b, out=result)
 
 
 def add_into(out, a, b):

@@ -28,3 +28,6 @@ def _host_fold(program, var, acc_dtype, split, kind):
     """The CPU fold, a whole-region result as a 0-d array (a replay moves it into the trace's buffer)."""
     result = cpu_fused.run_fold(program, var, acc_dtype, split, kind)
     return result if split else np.asarray(result)
+
+
+_host_fold.prepare = cpu_fused.prepare_fold

@@ -80,7 +80,8 @@ class Recorder:
     def call(self, fn, args, kwargs, out_kw):
         if self.broken:
             return fn(*args, **kwargs)
-        for arr in _arrays(args, _arrays(list(kwargs.values()), [])):
+        # a bound method's array (arr.astype) is read too
+        for arr in _arrays(args, _arrays(list(kwargs.values()), _arrays(getattr(fn, "__self__", None), []))):
             if not self.check(arr):
                 return fn(*args, **kwargs)
         self.depth += 1

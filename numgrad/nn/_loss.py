@@ -45,7 +45,7 @@ def _as_input_dtype(node, i, grad):
 def _pointwise_loss(name, inputs, elementwise, reduction, derivatives, saved, dtype=None):
     """Records one node for an elementwise loss and its reduction, as torch's fused loss kernels do; the result
     has the first input's dtype unless `dtype` says otherwise."""
-    out = new_tensor(_reduce_data(elementwise, reduction), dtype or inputs[0]._dtype)
+    out = new_tensor(dispatch.numpy_op(_reduce_data, elementwise, reduction), dtype or inputs[0]._dtype)
     record(name, _pointwise_backward, inputs, [out],
            {**saved, "reduction": reduction, "numel": elementwise.size, "derivatives": derivatives})
     return out
@@ -74,8 +74,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{computed.word}\'')
     if input.shape != target.shape:
         input, target = input.expand(*shape), target.expand(*shape)
-    diff = input._data - target._data
-    loss = diff * diff
+    diff = dispatch.numpy_op(np.subtract, input._data, target._data)
+    loss = dispatch.numpy_op(np.multiply, diff, diff)
     if weight is not None:
         return _reduce(weight * (input - target) ** 2, reduction)
     return _pointwise_loss("MseLossBackward0", [input, target], loss, reduction, _mse_derivatives,

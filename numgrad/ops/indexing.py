@@ -576,8 +576,9 @@ def masked_fill(t, mask, value, inplace=False):
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
     shape = broadcast_shapes(mask._data.shape, t._data.shape)
     check_same_device(t, mask)
-    out = TensorBase._make(dispatch.c_order(device_index.masked_fill(mask._data, value._data if is_tensor else value,
-                                                                     t._data, tuple(shape))), t._dtype)
+    filled = dispatch.numpy_op(device_index.masked_fill, mask._data, value._data if is_tensor else value, t._data,
+                               tuple(shape))  # one recorded call: numgrad.compile replays it on new values
+    out = TensorBase._make(dispatch.c_order(filled), t._dtype)
     record("MaskedFillBackward1" if is_tensor else "MaskedFillBackward0", _masked_fill_backward,
            [t, value if is_tensor else None], [out], {"mask": mask}, inplace=inplace)
     return out

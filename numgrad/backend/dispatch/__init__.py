@@ -309,7 +309,10 @@ def from_host(arr):
 
 def to_host(arr):
     """`arr` as a host array: itself, or a copy of GPU memory (the only reads that leave the device)."""
-    return arr if arr.__class__ is np.ndarray else arr.to_host()
+    if arr.__class__ is np.ndarray:
+        return arr
+    tape.graph_break("GPU memory is read on the host")
+    return arr.to_host()
 
 
 def copy_into(dst, src):

@@ -105,7 +105,8 @@ def masked_fill(mask, value, x, shape):
     if on_gpu(value):
         fill = value.astype(dtype, copy=False)
     else:  # a number (or a 0-d CPU tensor, a number to torch too): filled on the GPU
-        fill = full((), np.asarray(value).astype(dtype), dtype, x)
+        # a Python number goes as it is (numgrad.compile replays the fill; a 0-d array is a value it reads)
+        fill = full((), value if isinstance(value, (bool, int, float)) else np.asarray(value).astype(dtype), dtype, x)
     entry = ELEMENTWISE["where"]
     args = [a.broadcast_to(shape).contiguous().flat_buffer() for a in (mask, fill, x)]
     (flat,) = target.run_elementwise("where", entry.inputs, entry.forward_outputs, args, (dtype,), math.prod(shape),

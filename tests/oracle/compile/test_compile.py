@@ -334,3 +334,32 @@ def test_no_warnings_on_the_replay_path():
         warnings.simplefilter("error")
         x.grad = None
         fn(x)
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_mse_regression_step_matches_eager_and_torch(fusion):
+    def run(lib, compiled):
+        model = _mlp(lib, sizes=(20, 8, 3))
+        opt = lib.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = lib.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = numgrad.compile(step) if compiled else step
+        rng = np.random.default_rng(5)
+        losses = [fn(lib.tensor(rng.standard_normal((6, 20)).astype(np.float32)),
+                     lib.tensor(rng.standard_normal((6, 3)).astype(np.float32))).item() for _ in range(4)]
+        return losses, [p.detach().numpy().copy() for p in model.parameters()], fn
+
+    with numgrad.fusion(fusion):
+        eager, compiled = run(numgrad, False), run(numgrad, True)
+    reference = run(torch, False)
+    assert compiled[2].variants[0].hits == 3, compiled[2].eager_reason
+    assert eager[0] == compiled[0]
+    for a, b, c in zip(eager[1], compiled[1], reference[1]):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(b, c, rtol=1e-4, atol=1e-5)

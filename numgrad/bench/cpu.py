@@ -1,87 +1,161 @@
-"""The benchmark command (the README's main job): numgrad fused and unfused against torch eager and
-torch.compile on the same workloads, checked against torch's values and gradients; prints a table of
-medians and writes a JSON file and a PNG chart."""
+"""The benchmark command (the README's main job): torch eager and torch.compile against numgrad eager (fused
+and unfused) and numgrad.compile on the same workloads, each variant timed in its own process; checks every
+variant's loss, gradients and updated parameters against torch eager's; prints a table and writes JSON and PNG."""
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
-import time
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
 import numgrad
 from . import cuda as bench_cuda
-from .workloads import WORKLOADS, make_inputs, run_step
-import tempfile
+from .workloads import WORKLOADS, relative_error
+
+# variant -> the row's key for its time; "numpy floor" times only the workloads that have a GEMM floor
+VARIANTS = {"torch": "torch_s", "torch.compile": "torch_compile_s", "numgrad.compile": "numgrad_compile_s",
+            "numgrad": "numgrad_s", "numgrad unfused": "numgrad_unfused_s", "numpy floor": "gemm_floor_s"}
+NUMGRAD_VARIANTS = ("numgrad", "numgrad unfused", "numgrad.compile")
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 
 
-# ---- workloads: the same code runs on torch and on numgrad (`lib`) ----------------------------------
-def _median_time(fn, reps):
-    fn()  # warm-up: compiles kernels, faults pages in
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+class Workers:
+    """One long-lived process per variant, asked one round of one workload at a time: kernels and graphs
+    compile once per process, while no two libraries ever share a process."""
+
+    def __init__(self, variants, logs):
+        # the workers run _worker.py by path, so they find numgrad (and its workloads) through PYTHONPATH
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        self.procs, self.failed = {}, {}
+        for v in variants:  # started together: their imports overlap
+            log = open(os.path.join(logs, v.replace(" ", "_") + ".log"), "w")
+            self.procs[v] = subprocess.Popen([sys.executable, _WORKER, v], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+        for v in list(self.procs):
+            reply = self._read(v)
+            if "error" in reply:
+                self.failed[v] = reply["error"]
+            elif len(reply["libraries"]) > 1:
+                self.failed[v] = f"one process holds {' and '.join(reply['libraries'])}"
+
+    def _read(self, v):
+        line = self.procs[v].stdout.readline()
+        if not line:
+            self.failed[v] = f"the worker exited (code {self.procs[v].wait()})"
+            return {"error": self.failed[v]}
+        return json.loads(line)
+
+    def ask(self, v, request):
+        if v in self.failed:
+            return {"error": self.failed[v]}
+        self.procs[v].stdin.write(json.dumps(request) + "\n")
+        self.procs[v].stdin.flush()
+        return self._read(v)
+
+    def close(self):
+        for v, p in self.procs.items():
+            if p.poll() is None:
+                try:
+                    p.stdin.write(json.dumps({"quit": True}) + "\n")
+                    p.stdin.close()
+                except OSError:
+                    pass
+            p.wait()
 
 
-# ---- the variants -----------------------------------------------------------------------------------
-def _torch_compiled(torch, workload):
-    """The workload's forward under torch.compile (backward runs through AOTAutograd), or None."""
+def _errors(reference_path, path):
+    """The relative error of each kind (loss value, gradients, parameters after the step): the max over
+    tensors of relative_error against torch eager's."""
+    if not (os.path.exists(reference_path) and os.path.exists(path)):
+        return None
+    with np.load(reference_path) as ref, np.load(path) as ours:
+        errors = {}
+        for name in ref.files:
+            kind = name.split()[0]
+            err = relative_error(ours[name], ref[name]) if name in ours.files else math.inf
+            errors[kind] = max(errors.get(kind, 0.0), err)
+    return errors
+
+
+def _version(package):
+    """A package's version without importing it here (nothing is timed in this process)."""
     try:
-        compiled = torch.compile(workload.fn)
-        inputs = make_inputs(torch, workload)
-        run_step(torch, workload, inputs)
-        return compiled
-    except Exception as e:  # no compiler, an unsupported op: the column says n/a
-        print(f"  torch.compile unavailable for {workload.fn.__name__}: {type(e).__name__}", file=sys.stderr)
+        return version(package)
+    except PackageNotFoundError:
         return None
 
 
-def _errors(torch_out, torch_inputs, ng_out, ng_inputs):
-    value_err = float(np.max(np.abs(torch_out.detach().numpy().astype(np.float64) -
-                                    ng_out.detach().numpy().astype(np.float64))))
-    grad_err = 0.0
-    for t, n in zip(torch_inputs, ng_inputs):
-        if t.requires_grad:
-            grad_err = max(grad_err, float(np.max(np.abs(t.grad.numpy().astype(np.float64) -
-                                                         n.grad.numpy().astype(np.float64)))))
-    return value_err, grad_err
+def _ratio(numerator, denominator):
+    return numerator / denominator if numerator and denominator else None
 
 
-def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None):
-    import torch
-    torch.set_num_threads(2)
+def measure(workers, name, w, variants, rounds, reps, scratch):
+    """One row: `rounds` rounds, each timing every variant once (the order rotating between rounds), the
+    minimum of the per-round medians per variant, and the relative errors of each variant's first step."""
+    variants = [v for v in variants if v != "numpy floor" or w.floor is not None]
+    medians, notes, first_calls = {v: [] for v in variants}, {}, {}
+    saved = {v: os.path.join(scratch, f"{k}.npz") for k, v in enumerate(variants)}
+    for r in range(rounds):
+        for v in variants[r % len(variants):] + variants[:r % len(variants)]:
+            if v in notes:
+                continue  # it failed on this workload: n/a, not asked again
+            reply = workers.ask(v, {"workload": name, "reps": reps, "save": saved[v]})
+            if "error" in reply:
+                notes[v] = reply["error"]
+            else:
+                medians[v].append(reply["median_s"])
+                if reply["first_call_s"] is not None:
+                    first_calls[v] = reply["first_call_s"]
+    row = {"workload": name}
+    for v, key in VARIANTS.items():
+        row[key] = min(medians[v]) if medians.get(v) else None
+    row["compile_vs_eager"] = _ratio(row["torch_s"], row["numgrad_compile_s"])
+    row["compile_vs_torch_compile"] = _ratio(row["torch_compile_s"], row["numgrad_compile_s"])
+    row["eager_vs_eager"] = _ratio(row["torch_s"], row["numgrad_s"])
+    row["eager_vs_floor"] = _ratio(row["numgrad_s"], row["gemm_floor_s"])  # how many floors a step costs
+    row["errors"] = {v: _errors(saved["torch"], saved[v]) for v in variants
+                     if v not in ("torch", "numpy floor") and v not in notes}
+    row["n/a"] = notes
+    row["first_call_s"] = first_calls  # the untimed first step: compiling kernels, or the whole graph
+    worst = {}
+    for v in NUMGRAD_VARIANTS:
+        for kind, err in (row["errors"].get(v) or {}).items():
+            worst[kind] = max(worst.get(kind, 0.0), err)
+    row["max_rel_err"] = worst  # over numgrad's variants, the table's last columns
+    for path in saved.values():
+        if os.path.exists(path):
+            os.remove(path)
+    return row
+
+
+def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None):
+    rounds = rounds or (1 if quick else 3)
+    workloads = {n: w for n, w in WORKLOADS.items() if not only or any(o in n for o in only)}
+    variants = ["torch"] + (["torch.compile"] if compile_torch else []) + \
+        ["numgrad.compile", "numgrad", "numgrad unfused"] + \
+        (["numpy floor"] if any(w.floor for w in workloads.values()) else [])
     rows = []
-    for name, w in WORKLOADS.items():
-        if only and not any(o in name for o in only):
-            continue
-        reps = w.quick_reps if quick else w.reps
-        row = {"workload": name}
-        t_in = make_inputs(torch, w)
-        row["torch_s"] = _median_time(lambda: run_step(torch, w, t_in), reps)
-        row["torch_compile_s"] = None
-        if compile_torch:
-            compiled = _torch_compiled(torch, w)
-            if compiled is not None:
-                c_in = make_inputs(torch, w)
-                c_w = w._replace(fn=compiled)
-                row["torch_compile_s"] = _median_time(lambda: run_step(torch, c_w, c_in), reps)
-        for label, enabled in (("numgrad_s", True), ("numgrad_unfused_s", False)):
-            with numgrad.fusion(enabled):
-                n_in = make_inputs(numgrad, w)
-                row[label] = _median_time(lambda: run_step(numgrad, w, n_in), reps)
-                # correctness: one step from the same inputs on both sides
-                t_chk, n_chk = make_inputs(torch, w), make_inputs(numgrad, w)
-                errs = _errors(run_step(torch, w, t_chk), t_chk, run_step(numgrad, w, n_chk), n_chk)
-                row["value_err" if enabled else "value_err_unfused"] = errs[0]
-                row["grad_err" if enabled else "grad_err_unfused"] = errs[1]
-        row["speedup_vs_torch"] = row["torch_s"] / row["numgrad_s"]
-        rows.append(row)
-        _print_row(row)
+    with tempfile.TemporaryDirectory() as scratch:
+        workers = Workers(variants, scratch)
+        try:
+            for v, why in workers.failed.items():
+                print(f"  {v}: n/a ({why})", file=sys.stderr)
+            reported = set(workers.failed)
+            for name, w in workloads.items():
+                row = measure(workers, name, w, variants, rounds, w.quick_reps if quick else w.reps, scratch)
+                for v, why in row["n/a"].items():
+                    if v not in reported:  # once per variant, not once per workload
+                        print(f"  {v} n/a on {name}: {why}", file=sys.stderr)
+                        reported.add(v)
+                rows.append(row)
+                _print_row(row)
+        finally:
+            workers.close()
     memory = None if only else peak_memory()
     if memory:
         print(f"\npeak memory of 'chain 10M' above the input: torch {memory['torch_mb']:.0f} MB, numgrad "
@@ -90,8 +164,8 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     if compiling:
         print(f"new fused pattern, forward+backward: {compiling['first_call_s']:.2f} s compiling, "
               f"{compiling['cached_call_s'] * 1e3:.1f} ms from the disk cache in a new process")
-    result = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "numgrad": numgrad.__version__},
-              "quick": quick, "rows": rows, "peak_memory": memory, "compile": compiling}
+    result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__},
+              "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(result, f, indent=2)
@@ -101,8 +175,15 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     return result
 
 
-_HEADER = (f"{'workload':<22}{'torch eager':>13}{'torch.compile':>15}{'numgrad':>12}{'unfused':>12}"
-           f"{'speedup':>9}{'value err':>11}{'grad err':>10}")
+_COLUMNS = [("workload", 24), ("torch eager", 12), ("torch.compile", 14), ("numgrad.compile", 16),
+            ("numgrad eager", 14), ("ng unfused", 11), ("GEMM floor", 11), ("compile vs eager", 17),
+            ("compile vs t.compile", 21), ("eager vs eager", 15), ("loss err", 9), ("grad err", 9),
+            ("step err", 9)]
+_LEGEND = ("times: minimum over rounds of each round's median, each variant in its own process; ratios: "
+           "torch's time / numgrad's\n(compile vs eager: torch eager / numgrad.compile, compile vs t.compile: "
+           "torch.compile / numgrad.compile, eager vs eager: torch eager / numgrad eager);\nerrors: max |a-b| / "
+           "max|b| against torch eager, the worst of numgrad's variants (step err: parameters after the optimizer "
+           "step)")
 
 
 def _fmt(seconds):
@@ -113,11 +194,17 @@ def _fmt(seconds):
 
 def _print_row(row):
     if not getattr(_print_row, "printed", False):
-        print(_HEADER)
+        print(_LEGEND)
+        print("".join(f"{name:>{width}}" if k else f"{name:<{width}}" for k, (name, width) in enumerate(_COLUMNS)))
         _print_row.printed = True
-    print(f"{row['workload']:<22}{_fmt(row['torch_s']):>13}{_fmt(row['torch_compile_s']):>15}"
-          f"{_fmt(row['numgrad_s']):>12}{_fmt(row['numgrad_unfused_s']):>12}{row['speedup_vs_torch']:>8.2f}x"
-          f"{row['value_err']:>11.1e}{row['grad_err']:>10.1e}", flush=True)
+    times = [_fmt(row[k]) for k in ("torch_s", "torch_compile_s", "numgrad_compile_s", "numgrad_s",
+                                    "numgrad_unfused_s", "gemm_floor_s")]
+    ratios = [f"{row[k]:.2f}x" if row[k] else "n/a" for k in ("compile_vs_eager", "compile_vs_torch_compile",
+                                                            "eager_vs_eager")]
+    errs = [f"{row['max_rel_err'][k]:.1e}" if k in row["max_rel_err"] else "-" for k in ("value", "grad", "param")]
+    cells = [row["workload"]] + times + ratios + errs
+    print("".join(f"{c:>{w}}" if k else f"{c:<{w}}" for k, (c, (_, w)) in enumerate(zip(cells, _COLUMNS))),
+          flush=True)
 
 
 def chart(rows, path):
@@ -130,18 +217,21 @@ def chart(rows, path):
         print("matplotlib is not installed: no chart (pip install matplotlib)", file=sys.stderr)
         return
     labels = [r["workload"] for r in rows]
-    series = [("torch.compile", "torch_compile_s"), ("numgrad fused", "numgrad_s"), ("numgrad unfused", "numgrad_unfused_s")]
+    series = [("torch.compile", "torch_compile_s"), ("numgrad.compile", "numgrad_compile_s"),
+              ("numgrad eager", "numgrad_s"), ("numgrad unfused", "numgrad_unfused_s"),
+              ("GEMM floor (NumPy)", "gemm_floor_s")]
+    series = [(label, key) for label, key in series if any(r[key] for r in rows)]
     fig, ax = plt.subplots(figsize=(10, 4.5))
     width = 0.8 / len(series)
     for k, (label, key) in enumerate(series):
-        values = [r["torch_s"] / r[key] if r[key] else 0 for r in rows]
-        ax.bar([i + (k - 1) * width for i in range(len(rows))], values, width, label=label)
+        values = [r["torch_s"] / r[key] if r[key] and r["torch_s"] else 0 for r in rows]
+        ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(rows))], values, width, label=label)
     ax.axhline(1, color="black", linewidth=0.8, label="torch eager")
     ax.set_yscale("log")
     ax.set_ylabel("speed relative to torch eager (x)")
     ax.set_xticks(range(len(rows)), labels, rotation=15, fontsize=8)
     ax.legend(fontsize=8)
-    ax.set_title("numgrad vs torch (medians, forward + backward)")
+    ax.set_title("numgrad vs torch (min of per-round medians; forward + backward, or a training step)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"wrote {path}")
@@ -216,6 +306,7 @@ def main(argv=None):
     parser.add_argument("--json", default="bench_results.json", help="where to write the results")
     parser.add_argument("--png", default="bench_results.png", help="where to write the chart")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--rounds", type=int, help="rounds of every variant in turn (default 3, --quick 1)")
     parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
@@ -226,7 +317,8 @@ def main(argv=None):
         with open(args.json.replace(".json", "_cuda.json"), "w") as f:
             json.dump(result, f, indent=2)
         return
-    run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only)
+    run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only,
+        rounds=args.rounds)
 
 
 if __name__ == "__main__":

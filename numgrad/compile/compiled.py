@@ -318,6 +318,8 @@ def describe(variant, name):
     for i, e in enumerate(variant.entries):
         fn = getattr(e, "func", e)
         inner = e.args[0] if fn is _recorder._copy_results else fn
+        if getattr(inner, "__name__", "") == "_array_result":  # dispatch.numpy_op: name the function it ran
+            inner = e.args[1][0]
         text = getattr(e, "describes", None) or f"{getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', inner)}"
         lines.append(f"  {i:3d} {text}")
     return "\n".join(lines)

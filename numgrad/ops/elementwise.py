@@ -12,7 +12,7 @@ from .._core.device import CPU
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
-from ..backend import dispatch, lower
+from ..backend import dispatch, lower, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
 from ..node import LAST, Node, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
@@ -218,7 +218,7 @@ class ElementwiseBackward(Node):
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
             arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
-            flats = dispatch.numpy_op(_kernel_flats, plan, arrays, shape, n, np_dtype)
+            flats = tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
             for nm, flat in zip(plan.expr_targets, flats):
                 results[nm] = TensorBase._make(flat.reshape(shape), compute)
         return results
@@ -236,13 +236,13 @@ class ElementwiseBackward(Node):
         return results
 
 
-def _kernel_flats(plan, arrays, shape, n, np_dtype):
+def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):
     """The backward kernel on arrays (g's, then the saved values'): one recorded call for numgrad.compile,
     which reads a one-element input again at each replay."""
     kinds = [np_dtype] + [BOOL if is_bool else np_dtype for is_bool in plan.bool_used]
     args = [operand_array(a, shape, n, kind) for a, kind in zip(arrays, kinds)]
     return dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
-                                    [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
+                                    [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype], outs)
 
 
 def _zeros_like(g, shape, dtype):

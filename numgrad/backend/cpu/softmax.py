@@ -88,21 +88,22 @@ def _module(dtype_name):
     return loader.load_module(f"softmax_{dtype_name}", source)
 
 
-def _rows(kernel, arrays, out_shape, dtype):
+def _rows(kernel, arrays, out_shape, dtype, out=None):
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = pool.empty(flat[0].size, dtype)
+    out = pool.empty(flat[0].size, dtype) if out is None else out.reshape(-1)  # a replay's buffer: a view
     rows = flat[0].size // K if K else 0
     threads.over(kernel, rows, K, *flat, out, parallel=flat[0].size >= threads.PARALLEL_MIN)
     return out.reshape(out_shape)
 
 
-def forward(x, log):
-    """softmax (or log_softmax) of array `x` over its last dim."""
-    return _rows(lambda a, b, K, x_, o: _module(x.dtype.name).forward(a, b, K, x_, o, log), [x], x.shape, x.dtype)
+def forward(x, log, out=None):
+    """softmax (or log_softmax) of array `x` over its last dim (into C-contiguous `out` when given)."""
+    return _rows(lambda a, b, K, x_, o: _module(x.dtype.name).forward(a, b, K, x_, o, log), [x], x.shape, x.dtype,
+                 out)
 
 
-def backward(g, y, log):
+def backward(g, y, log, out=None):
     """The gradient for `g` flowing into softmax (log_softmax) output `y`, over the last dim."""
     return _rows(lambda a, b, K, g_, y_, o: _module(y.dtype.name).backward(a, b, K, g_, y_, o, log), [g, y],
-                 y.shape, y.dtype)
+                 y.shape, y.dtype, out)

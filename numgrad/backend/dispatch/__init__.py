@@ -294,11 +294,11 @@ def _reduce(name, entry, data, axes, acc_dtype, kept, want_index):
 def row_softmax(x, log):
     """(log_)softmax over the last dim of a host array by the CPU row kernels (GPU tensors compose it from
     reductions and a fused region instead)."""
-    return tape.call(cpu_softmax.forward, x, log)
+    return tape.call_into("out", cpu_softmax.forward, x, log)
 
 
 def row_softmax_backward(g, y, log):
-    return tape.call(cpu_softmax.backward, g, y, log)
+    return tape.call_into("out", cpu_softmax.backward, g, y, log)
 
 
 def from_host(arr):
@@ -348,8 +348,25 @@ def numpy_op(fn, *args, **kwargs):
 
 
 def _array_result(fn, *args, **kwargs):
-    result = fn(*args, **kwargs)
+    with np.errstate(all="ignore"):  # IEEE results without NumPy's warnings: torch is silent
+        result = fn(*args, **kwargs)
     return np.asarray(result) if isinstance(result, np.generic) else result
+
+
+def _ufunc_into(fn, args, kwargs, out):
+    with np.errstate(all="ignore"):
+        fn(*args, out=out, **kwargs)
+
+
+def _prepare_numpy_op(result, fn, *args, **kwargs):
+    """A ufunc's replay writes into the trace's result instead of a new array (then copied)."""
+    if isinstance(fn, np.ufunc) and result.__class__ is np.ndarray and "out" not in kwargs and \
+            all(a.__class__ is not np.ndarray or not np.may_share_memory(a, result) for a in args):
+        return functools.partial(_ufunc_into, fn, args, kwargs, result)
+    return None
+
+
+_array_result.prepare = _prepare_numpy_op
 
 
 def matmul(a, b):

@@ -25,6 +25,12 @@ def compile(model=None, *, fullgraph=False, dynamic=False, backend=None, mode=No
     return CompiledFunction(model, fullgraph, dynamic)
 
 
+# `numgrad.compile` is this function (the package's name is shadowed in numgrad's namespace, as torch.compile
+# is a function): what users catch or read hangs on it
+compile.GraphBreak = GraphBreak
+compile.RECOMPILE_LIMIT = RECOMPILE_LIMIT
+
+
 class ExplainOutput:
     """What explain reports, as torch._dynamo.explain's ExplainOutput: graphs, breaks and their reasons."""
 

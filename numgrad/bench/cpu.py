@@ -164,6 +164,10 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     if compiling:
         print(f"new fused pattern, forward+backward: {compiling['first_call_s']:.2f} s compiling, "
               f"{compiling['cached_call_s'] * 1e3:.1f} ms from the disk cache in a new process")
+        if "compiled_step_cold_s" in compiling:
+            print(f"numgrad.compile'd MLP step (Adam), first call: {compiling['compiled_step_cold_s']:.2f} s with an "
+                  f"empty kernel cache, {compiling['compiled_step_cached_s'] * 1e3:.0f} ms from the disk cache in a "
+                  f"new process (then {compiling['compiled_step_replay_s'] * 1e3:.1f} ms a replay)")
     result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__},
               "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling}
     if json_path:
@@ -286,18 +290,48 @@ print(time.perf_counter() - t0)
 """
 
 
-def compile_times():
-    """Seconds for the first forward+backward of a new fused pattern in a new process with an empty
-    kernel cache, then in another new process that finds the compiled kernels on disk."""
+# the first call of numgrad.compile'd MLP step (trace: one eager step, compiling the kernels it meets)
+_COMPILED_STEP_PROBE = """
+import time, numpy as np, numgrad
+from numgrad.bench.workloads import WORKLOADS, make_inputs
+w = WORKLOADS["MLP step Adam"]
+inputs = make_inputs(numgrad, w)
+(numgrad.ones(2) + 1).tolist()  # starts Numba's runtime (once per process, not per kernel)
+step = numgrad.compile(w.fn)
+t0 = time.perf_counter()
+step(numgrad, *inputs)
+t1 = time.perf_counter()
+step(numgrad, *inputs)
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def _probe_twice(source):
+    """The probe's printed numbers in a new process with an empty kernel cache, then in another new process
+    that finds the compiled kernels on disk; None if a run fails."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMGRAD_CACHE_DIR=cache)
-        times = []
+        runs = []
         for _ in range(2):
-            out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE], env=env, capture_output=True, text=True)
+            out = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True)
             if out.returncode != 0:
                 return None
-            times.append(float(out.stdout.strip().splitlines()[-1]))
-    return {"first_call_s": times[0], "cached_call_s": times[1]}
+            runs.append([float(v) for v in out.stdout.strip().splitlines()[-1].split()])
+    return runs
+
+
+def compile_times():
+    """Seconds for the first forward+backward of a new fused pattern, and for the first call of a
+    numgrad.compile'd MLP step (Adam), each in a new process with an empty kernel cache and then in another
+    new process that finds the compiled kernels on disk."""
+    fused, step = _probe_twice(_COMPILE_PROBE), _probe_twice(_COMPILED_STEP_PROBE)
+    if fused is None:
+        return None
+    result = {"first_call_s": fused[0][0], "cached_call_s": fused[1][0]}
+    if step is not None:
+        result.update(compiled_step_cold_s=step[0][0], compiled_step_cached_s=step[1][0],
+                      compiled_step_replay_s=step[1][1])
+    return result
 
 
 def main(argv=None):

@@ -6,9 +6,10 @@ import gc
 import numbers
 import os
 import sys
-import warnings
+import threading
 
 from .._core.state import STATE
+from .._core.warn import warn
 from ..backend import dispatch
 from ..node import FREED, Node
 from ..tensor_base import TensorBase
@@ -134,6 +135,8 @@ class CompiledFunction:
         self.breaks = []  # (reason, line, op) of the traces that broke
         self.eager_reason = None  # set once the function runs eager for good
         self.traces = 0
+        # the tape's buffers serve one call at a time: a call while another thread replays or traces runs eager
+        self._busy = threading.Lock()
         functools.update_wrapper(self, fn)
 
     def __get__(self, obj, objtype=None):  # a compiled method binds like the function it wraps
@@ -148,6 +151,14 @@ class CompiledFunction:
             fn = self._fn
         if self.eager_reason is not None or STATE.recorder is not None:  # nested in a trace: part of it
             return fn(*args)
+        if not self._busy.acquire(blocking=False):
+            return fn(*args)
+        try:
+            return self._call(fn, args, keywords)
+        finally:
+            self._busy.release()
+
+    def _call(self, fn, args, keywords):
         for v in self.variants:
             if v.matches(args, keywords):
                 if v.aliased():  # this call runs eager, leaving the tape's buffers alone
@@ -155,8 +166,8 @@ class CompiledFunction:
                 return v.replay(args)
         if self.traces >= RECOMPILE_LIMIT:
             self.eager_reason = f"recompile limit reached ({RECOMPILE_LIMIT} traces)"
-            warnings.warn(f"numgrad.compile: {getattr(self._fn, '__name__', self._fn)} reached the recompile "
-                          f"limit ({RECOMPILE_LIMIT}); it runs eager from now on", stacklevel=2)
+            warn(f"numgrad.compile: {getattr(self._fn, '__name__', self._fn)} reached the recompile limit "
+                 f"({RECOMPILE_LIMIT}); it runs eager from now on")
             return fn(*args)
         return self._trace(fn, args, keywords)
 

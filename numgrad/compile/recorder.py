@@ -5,6 +5,7 @@ what breaks the graph."""
 import functools
 import os
 import sys
+import threading
 import weakref
 
 import numpy as np
@@ -186,13 +187,18 @@ def _assign_grad(leaf, value):
     leaf._grad = value
 
 
+_active_lock = threading.Lock()  # tape.active counts the tracing threads: no lost update between two
+
+
 def start(recorder):
     """Makes `recorder` this thread's; returns the previous one (restore with stop)."""
     previous, STATE.recorder = STATE.recorder, recorder
-    tape.active += 1
+    with _active_lock:
+        tape.active += 1
     return previous
 
 
 def stop(previous):
     STATE.recorder = previous
-    tape.active -= 1
+    with _active_lock:
+        tape.active -= 1

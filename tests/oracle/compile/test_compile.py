@@ -363,3 +363,26 @@ def test_mse_regression_step_matches_eager_and_torch(fusion):
     for a, b, c in zip(eager[1], compiled[1], reference[1]):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(b, c, rtol=1e-4, atol=1e-5)
+
+
+def test_threads_calling_one_compiled_step_get_eager_results():
+    import threading
+    fn = numgrad.compile(lambda x: ((x * x + 1) * x).sum(0))
+    inputs = [np.full((64, 8), k, np.float32) for k in range(8)]
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                out = fn(numgrad.tensor(inputs[k])).tolist()
+                assert out == [((k * k + 1) * k) * 64.0] * 8, (k, out)
+            results[k] = True
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 8

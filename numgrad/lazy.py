@@ -206,11 +206,11 @@ def value_of(program, e):
 def input_read(program, entry, nm, value, compute_name):
     """How a kernel step reads input `nm` of op-table `entry` holding `value` (a tensor, pending or
     not, or a Python scalar): (name, ref, dtype it is read as) for Program.step."""
+    want = "bool_" if nm in entry.bool_inputs else compute_name
+    if hasattr(value, "_lazy"):  # a tensor (never one of the exponents below)
+        return nm, tensor_value(program, value), want
     if nm in entry.scalar_only and value in lower.POW_FORMS and not isinstance(value, bool):
         return nm, repr(value), None  # x ** 2 and the like become products in the code
-    want = "bool_" if nm in entry.bool_inputs else compute_name
-    if hasattr(value, "_lazy"):
-        return nm, tensor_value(program, value), want
     return nm, program.leaf(value, want), want
 
 
@@ -222,7 +222,7 @@ def tensor_value(program, t):
         if e.arr is None:
             return value_of(program, e)
         arr = e.arr
-    return program.leaf(arr, KERNEL_DTYPE[np.dtype(arr.dtype)])
+    return program.leaf(arr, KERNEL_DTYPE[arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)])
 
 
 def pending(t):

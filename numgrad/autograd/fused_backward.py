@@ -3,6 +3,8 @@ gathers the elementwise nodes whose every incoming gradient comes from inside th
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
 
+import numpy as np
+
 from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import fused
@@ -55,6 +57,25 @@ def region(head, deps, needed, captured_nodes):
     return nodes
 
 
+def _saved_read(program, node, nm, attr, compute):
+    """lazy.input_read of what `node` saved as `attr`, read straight from the SavedTensor when unpacking
+    could neither raise nor call a hook (_fusable checked versions and hooks): no tensor is rebuilt."""
+    saved = node._saved[attr]
+    entry = node.entry
+    if saved.__class__ is SavedTensor and nm not in entry.bool_inputs and nm not in entry.scalar_only:
+        t = saved.tensor
+        if t is None:  # an output: its array, or its pending expression
+            data = saved.data
+            if data.__class__ is lazy.LazyExpr:
+                return nm, (lazy.value_of(program, data) if data.arr is None else
+                            program.leaf(data.arr, KERNEL_DTYPE[np.dtype(data.arr.dtype)])), compute
+            if data is not None:
+                return nm, program.leaf(data, KERNEL_DTYPE[np.dtype(data.dtype)]), compute
+        elif saved.was_leaf or t._grad_fn is not None:  # else unpacking raises (detached in place)
+            return nm, lazy.tensor_value(program, t), compute
+    return lazy.input_read(program, entry, nm, node.saved(attr), compute)
+
+
 def _as(program, var, dtype):
     """`var` rounded to `dtype`, as the unfused path stores a gradient in its input's dtype."""
     name = KERNEL_DTYPE[dtype.np]
@@ -82,8 +103,7 @@ def run(nodes, g, buffers):
         gvar = incoming[node]
         gvar = program.total(gvar, compute) if len(gvar) != 1 else gvar[0]
         mapping = [("g", gvar, compute)]
-        mapping += [lazy.input_read(program, node.entry, nm, node.saved(attr), compute)
-                    for nm, attr in zip(plan.used, plan.saved_attrs)]
+        mapping += [_saved_read(program, node, nm, attr, compute) for nm, attr in zip(plan.used, plan.saved_attrs)]
         mapping = tuple(mapping)
         contributions = [(nm, program.step(expr, mapping, compute, compute))
                          for (_, expr), nm in zip(plan.exprs, plan.expr_targets)]

@@ -196,9 +196,24 @@ def value_of(program, e):
     var = memo.get(id(e))
     if var is not None:
         return var
-    entry, compute = e.entry, e.compute
-    compute_name = KERNEL_DTYPE[compute.np]
-    mapping = [input_read(program, entry, nm, a, compute_name) for a, nm in zip(e.args, entry.inputs)]
+    entry = e.entry
+    compute_name = KERNEL_DTYPE[e.compute.np]
+    bool_inputs = entry.bool_inputs
+    mapping = []
+    for a, nm in zip(e.args, entry.inputs):
+        if hasattr(a, "_lazy"):  # input_read and tensor_value inlined for a tensor: this runs per step
+            arr = a._arr
+            if arr is None:
+                pending_input = a._lazy
+                arr = pending_input.arr
+                if arr is None:
+                    mapping.append((nm, value_of(program, pending_input),
+                                    "bool_" if nm in bool_inputs else compute_name))
+                    continue
+            dtype = arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)
+            mapping.append((nm, program.leaf(arr, KERNEL_DTYPE[dtype]), "bool_" if nm in bool_inputs else compute_name))
+        else:
+            mapping.append(input_read(program, entry, nm, a, compute_name))
     var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
     return var
 

@@ -3,6 +3,8 @@ gathers the elementwise nodes whose every incoming gradient comes from inside th
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
 
+import operator
+
 import numpy as np
 
 from .. import lazy
@@ -33,6 +35,9 @@ def _saved_as_recorded(node):
     return True
 
 
+_sequence_number = operator.attrgetter("_seq")
+
+
 def region(head, deps, needed, captured_nodes):
     """The nodes to run with `head` in one kernel, each before the nodes it sends gradients to; None
     when there is nothing to fuse. A node joins when all of its pending incoming edges come from the
@@ -53,7 +58,7 @@ def region(head, deps, needed, captured_nodes):
                 frontier.append(child)
     if len(nodes) == 1:
         return None
-    nodes.sort(key=lambda n: -n._seq)  # consumers were recorded after what they consume
+    nodes.sort(key=_sequence_number, reverse=True)  # consumers were recorded after what they consume
     return nodes
 
 

@@ -110,23 +110,23 @@ def run(nodes, g, buffers):
         mapping = [("g", gvar, compute)]
         mapping += [_saved_read(program, node, nm, attr, compute) for nm, attr in zip(plan.used, plan.saved_attrs)]
         mapping = tuple(mapping)
-        contributions = [(nm, program.step(expr, mapping, compute, compute))
-                         for (_, expr), nm in zip(plan.exprs, plan.expr_targets)]
-        contributions += [(nm, gvar) for nm in plan.passed]
-        for nm in plan.zero:
-            idx = plan.differentiable.index(nm)
-            mshape, mdtype = node.meta[nm]
-            results[node][idx] = TensorBase._make(dispatch.zeros(mshape, mdtype.np, g._data), mdtype)
-        for nm, var in contributions:
-            idx = plan.differentiable.index(nm)
-            child, nr = node.next_functions[idx]
-            mshape, mdtype = node.meta[nm]
+        # one var per target: the expressions' steps, then the passed-through gradient; zeros after them
+        contributions = [program.step(expr, mapping, compute, compute) for _, expr in plan.exprs]
+        if plan.passed:
+            contributions += [gvar] * len(plan.passed)
+        meta, edges = node.meta, node.next_functions
+        for (nm, idx), var in zip(plan.target_edges, contributions):
+            child, nr = edges[idx]
+            mshape, mdtype = meta[nm]
             if child in inside:
                 incoming[child].append(_as(program, var, mdtype))
             elif mshape == shape and child is not None:
                 boundary.setdefault((child, nr), []).append((_as(program, var, mdtype), node, idx))
             else:
                 separate.append((var, node, idx))
+        for nm, idx in plan.target_edges[len(contributions):]:  # plan.zero
+            mshape, mdtype = meta[nm]
+            results[node][idx] = TensorBase._make(dispatch.zeros(mshape, mdtype.np, g._data), mdtype)
     out_vars, out_dtypes, slots = [], [], []
     for contributions in boundary.values():
         _, node, idx = contributions[0]

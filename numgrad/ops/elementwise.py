@@ -276,6 +276,7 @@ class BackwardPlan(typing.NamedTuple):
     edge_args: tuple  # per next_functions entry, the argument giving the edge (-1: none, a (None, 0) edge)
     meta_args: tuple  # (input name, argument index) of each needed input, whose shape and dtype backward uses
     save_args: tuple  # (torch's saved name, argument index; -1: the result) of each saved value
+    target_edges: tuple  # for expr_targets, passed and zero in turn: (name, its index in differentiable)
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -312,7 +313,8 @@ def _plan(name, pattern):
                         tuple(passed), tuple(zero), any(entry.grads[nm] == NOT_IMPLEMENTED for nm in needed),
                         name + "_backward", ("g", *used), "out" not in used and "out" in _used_names(name, tuple(
                             nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)),
-                        edge_args, meta_args, save_args)
+                        edge_args, meta_args, save_args,
+                        tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)))
 
 
 class _FloorQuotients(ast.NodeTransformer):

@@ -153,7 +153,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
-            region = _fused_region(node, grad_list, deps, needed, targets) if fuse else None
+            # _fused_region's first test inlined: no call for the nodes it would turn away at once
+            region = _fused_region(node, grad_list, deps, needed, targets)\
+                if fuse and node.__class__.__base__ is ElementwiseBackward else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots)
                 for member in region:

@@ -103,7 +103,7 @@ def apply(name, *args):
     compute, refusal = _promote_unrefused(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
     shape = tensors[0]._shape
-    for t in tensors:
+    for t in tensors[1:]:
         if t._shape != shape:
             shape = broadcast_shapes(*(t._shape for t in tensors))
             break

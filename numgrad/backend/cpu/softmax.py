@@ -91,10 +91,10 @@ def _module(dtype_name):
 def _rows(kernel, arrays, out_shape, dtype):
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = pool.empty(flat[0].size, dtype)
+    out = pool.empty(flat[0].size, dtype, out_shape)  # shaped, not a view: a gradient the engine may keep
     rows = flat[0].size // K if K else 0
-    threads.over(kernel, rows, K, *flat, out, parallel=flat[0].size >= threads.PARALLEL_MIN)
-    return out.reshape(out_shape)
+    threads.over(kernel, rows, K, *flat, out.reshape(-1), parallel=flat[0].size >= threads.PARALLEL_MIN)
+    return out
 
 
 def forward(x, log):

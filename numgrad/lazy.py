@@ -207,9 +207,26 @@ def value_of(program, e):
     var = memo.get(id(e))
     if var is not None:
         return var
-    entry, compute = e.entry, e.compute
-    compute_name = KERNEL_DTYPE[compute.np]
-    mapping = [input_read(program, entry, nm, a, compute_name) for a, nm in zip(e.args, entry.inputs)]
+    entry = e.entry
+    compute_name = KERNEL_DTYPE[e.compute.np]
+    bool_inputs = entry.bool_inputs
+    mapping = []
+    for a, nm in zip(e.args, entry.inputs):
+        if hasattr(a, "_lazy"):  # input_read and tensor_value inlined for a tensor: this runs per step
+            arr = a._arr
+            if arr is None:
+                pending_input = a._lazy
+                arr = pending_input.arr
+                if arr is None:
+                    mapping.append((nm, value_of(program, pending_input),
+                                    "bool_" if nm in bool_inputs else compute_name))
+                    continue
+            if tape.active and STATE.recorder is not None:
+                STATE.recorder.seen(a, arr)
+            dtype = arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)
+            mapping.append((nm, program.leaf(arr, KERNEL_DTYPE[dtype]), "bool_" if nm in bool_inputs else compute_name))
+        else:
+            mapping.append(input_read(program, entry, nm, a, compute_name))
     var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
     return var
 
@@ -217,11 +234,11 @@ def value_of(program, e):
 def input_read(program, entry, nm, value, compute_name):
     """How a kernel step reads input `nm` of op-table `entry` holding `value` (a tensor, pending or
     not, or a Python scalar): (name, ref, dtype it is read as) for Program.step."""
+    want = "bool_" if nm in entry.bool_inputs else compute_name
+    if hasattr(value, "_lazy"):  # a tensor (never one of the exponents below)
+        return nm, tensor_value(program, value), want
     if nm in entry.scalar_only and value in lower.POW_FORMS and not isinstance(value, bool):
         return nm, repr(value), None  # x ** 2 and the like become products in the code
-    want = "bool_" if nm in entry.bool_inputs else compute_name
-    if hasattr(value, "_lazy"):
-        return nm, tensor_value(program, value), want
     return nm, program.leaf(value, want), want
 
 
@@ -235,7 +252,7 @@ def tensor_value(program, t):
         arr = e.arr
     if tape.active and STATE.recorder is not None:
         STATE.recorder.seen(t, arr)
-    return program.leaf(arr, KERNEL_DTYPE[np.dtype(arr.dtype)])
+    return program.leaf(arr, KERNEL_DTYPE[arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)])
 
 
 def pending(t):

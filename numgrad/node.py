@@ -304,8 +304,10 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     node = op_node_class(name, backward_fn)()
     node.next_functions = tuple(edge_of(t) for t in inputs)
     node.input_meta = tuple((t._shape, t._dtype) if t is not None else None for t in inputs)
-    for key, value in (saved or {}).items():
-        node.save(key, value)
+    if saved:
+        own = node._saved
+        for key, value in saved.items():  # Node.save, inlined
+            own[key] = SavedTensor(value, node, False) if isinstance(value, TensorBase) else value
     for i, out in enumerate(outputs):
         out._grad_fn, out._requires_grad, out._output_nr = node, True, i
     for key, i in dict(saved_outputs).items():

@@ -460,7 +460,8 @@ def check_same_device(*tensors, cpu_scalars=False):
     for t in tensors:
         if not isinstance(t, TensorBase):
             continue
-        d = CPU if is_host(t._arr) else t.device
+        arr = t._arr  # the device property, inlined: this runs on every op
+        d = t._lazy.device if arr is None else CPU if is_host(arr) else device_of_array(arr)
         if cpu_scalars and d is CPU and not t._shape:
             continue
         if found is None:

@@ -156,7 +156,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 tape.graph_break("a node pre-hook runs during backward")
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
-            region = _fused_region(node, grad_list, deps, needed, targets) if fuse else None
+            # _fused_region's first test inlined: no call for the nodes it would turn away at once
+            region = _fused_region(node, grad_list, deps, needed, targets)\
+                if fuse and node.__class__.__base__ is ElementwiseBackward else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots)
                 for member in region:
@@ -178,7 +180,8 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
 def _check_differentiable_edge(node, i, g):
     """torch's engine assert: the gradient for a node's input i takes that input's dtype, which must be
     differentiable (an integer tensor requires grad only after an in-place write of a value that does)."""
-    meta = getattr(node, "input_meta", None)
+    meta = node.__dict__.get("input_meta")  # an instance attribute (record sets it); getattr would go
+    #                                        through Node.__getattr__ and an AttributeError for most nodes
     dtype = meta[i][1] if meta is not None and i < len(meta) and meta[i] is not None else g._dtype
     if not dtype.is_floating_point:
         raise RuntimeError(NON_DIFFERENTIABLE_GRAD)

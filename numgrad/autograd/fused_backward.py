@@ -3,6 +3,10 @@ gathers the elementwise nodes whose every incoming gradient comes from inside th
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
 
+import operator
+
+import numpy as np
+
 from .. import lazy
 from ..backend import dispatch
 from ..backend.dispatch import fused
@@ -31,6 +35,9 @@ def _saved_as_recorded(node):
     return True
 
 
+_sequence_number = operator.attrgetter("_seq")
+
+
 def region(head, deps, needed, captured_nodes):
     """The nodes to run with `head` in one kernel, each before the nodes it sends gradients to; None
     when there is nothing to fuse. A node joins when all of its pending incoming edges come from the
@@ -51,8 +58,27 @@ def region(head, deps, needed, captured_nodes):
                 frontier.append(child)
     if len(nodes) == 1:
         return None
-    nodes.sort(key=lambda n: -n._seq)  # consumers were recorded after what they consume
+    nodes.sort(key=_sequence_number, reverse=True)  # consumers were recorded after what they consume
     return nodes
+
+
+def _saved_read(program, node, nm, attr, compute):
+    """lazy.input_read of what `node` saved as `attr`, read straight from the SavedTensor when unpacking
+    could neither raise nor call a hook (_fusable checked versions and hooks): no tensor is rebuilt."""
+    saved = node._saved[attr]
+    entry = node.entry
+    if saved.__class__ is SavedTensor and nm not in entry.bool_inputs and nm not in entry.scalar_only:
+        t = saved.tensor
+        if t is None:  # an output: its array, or its pending expression
+            data = saved.data
+            if data.__class__ is lazy.LazyExpr:
+                return nm, (lazy.value_of(program, data) if data.arr is None else
+                            program.leaf(data.arr, KERNEL_DTYPE[np.dtype(data.arr.dtype)])), compute
+            if data is not None:
+                return nm, program.leaf(data, KERNEL_DTYPE[np.dtype(data.dtype)]), compute
+        elif saved.was_leaf or t._grad_fn is not None:  # else unpacking raises (detached in place)
+            return nm, lazy.tensor_value(program, t), compute
+    return lazy.input_read(program, entry, nm, node.saved(attr), compute)
 
 
 def _as(program, var, dtype):
@@ -82,26 +108,25 @@ def run(nodes, g, buffers):
         gvar = incoming[node]
         gvar = program.total(gvar, compute) if len(gvar) != 1 else gvar[0]
         mapping = [("g", gvar, compute)]
-        mapping += [lazy.input_read(program, node.entry, nm, node.saved(attr), compute)
-                    for nm, attr in zip(plan.used, plan.saved_attrs)]
+        mapping += [_saved_read(program, node, nm, attr, compute) for nm, attr in zip(plan.used, plan.saved_attrs)]
         mapping = tuple(mapping)
-        contributions = [(nm, program.step(expr, mapping, compute, compute))
-                         for (_, expr), nm in zip(plan.exprs, plan.expr_targets)]
-        contributions += [(nm, gvar) for nm in plan.passed]
-        for nm in plan.zero:
-            idx = plan.differentiable.index(nm)
-            mshape, mdtype = node.meta[nm]
-            results[node][idx] = TensorBase._make(dispatch.zeros(mshape, mdtype.np, g._data), mdtype)
-        for nm, var in contributions:
-            idx = plan.differentiable.index(nm)
-            child, nr = node.next_functions[idx]
-            mshape, mdtype = node.meta[nm]
+        # one var per target: the expressions' steps, then the passed-through gradient; zeros after them
+        contributions = [program.step(expr, mapping, compute, compute) for _, expr in plan.exprs]
+        if plan.passed:
+            contributions += [gvar] * len(plan.passed)
+        meta, edges = node.meta, node.next_functions
+        for (nm, idx), var in zip(plan.target_edges, contributions):
+            child, nr = edges[idx]
+            mshape, mdtype = meta[nm]
             if child in inside:
                 incoming[child].append(_as(program, var, mdtype))
             elif mshape == shape and child is not None:
                 boundary.setdefault((child, nr), []).append((_as(program, var, mdtype), node, idx))
             else:
                 separate.append((var, node, idx))
+        for nm, idx in plan.target_edges[len(contributions):]:  # plan.zero
+            mshape, mdtype = meta[nm]
+            results[node][idx] = TensorBase._make(dispatch.zeros(mshape, mdtype.np, g._data), mdtype)
     out_vars, out_dtypes, slots = [], [], []
     for contributions in boundary.values():
         _, node, idx = contributions[0]

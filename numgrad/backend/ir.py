@@ -5,6 +5,9 @@ from . import lower, tape
 from .arrays import on_gpu
 
 SCALAR_TYPES = {"bool_": np.bool_, "int64": np.int64, "float32": np.float32, "float64": np.float64}
+NAMED = 256  # vars l0.., v0.. named once here rather than formatted on every step
+LEAF_NAMES = tuple(f"l{k}" for k in range(NAMED))
+STEP_NAMES = tuple(f"v{k}" for k in range(NAMED))
 
 
 class Leaf:
@@ -40,7 +43,11 @@ class Program:
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
-        if on_gpu(value):  # GPU memory: never read here
+        if value.__class__ is np.ndarray:  # the usual leaf, first: programs are built on every op
+            var = self.leaf_vars.get(id(value))
+            if var is not None:
+                return var
+        elif on_gpu(value):  # GPU memory: never read here
             key = id(value)
             var = self.leaf_vars.get(key)
             if var is None:
@@ -72,16 +79,18 @@ class Program:
         return arr.transpose(self.order)
 
     def _add_leaf(self, value, dtype_name, kind):
-        var = f"l{len(self.leaves)}"
+        leaves = self.leaves
+        var = LEAF_NAMES[len(leaves)] if len(leaves) < NAMED else f"l{len(leaves)}"
         if kind == "scalar":
             value = SCALAR_TYPES[dtype_name](value)
-        self.leaves.append(Leaf(value, dtype_name, kind))
+        leaves.append(Leaf(value, dtype_name, kind))
         self.var_dtypes[var] = dtype_name
         return var
 
     def step(self, expr, mapping, compute, dtype_name):
-        var = f"v{len(self.steps)}"
-        self.steps.append((expr, mapping, compute, dtype_name))
+        steps = self.steps
+        var = STEP_NAMES[len(steps)] if len(steps) < NAMED else f"v{len(steps)}"
+        steps.append((expr, mapping, compute, dtype_name))
         self.var_dtypes[var] = dtype_name
         return var
 

@@ -14,7 +14,7 @@ from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
-from ..node import LAST, Node, check_differentiable, check_saved_versions, edge_of
+from ..node import LAST, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -103,7 +103,7 @@ def apply(name, *args):
     compute, refusal = _promote_unrefused(entry, args)
     out_dtype = dtypes.bool_ if entry.kind == "compare" else compute
     shape = tensors[0]._shape
-    for t in tensors:
+    for t in tensors[1:]:
         if t._shape != shape:
             shape = broadcast_shapes(*(t._shape for t in tensors))
             break
@@ -154,14 +154,15 @@ class ElementwiseBackward(Node):
     def __init__(self, entry, args, result, compute):
         super().__init__()
         self.entry, self.compute = entry, compute
-        self.plan = plan = _plan(entry.name, tuple(_role(a, args) for a in args))
+        self.plan = plan = _plan(entry.name, tuple([_role(a, args) for a in args]))
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
-        self.next_functions = tuple(edge_of(a) if p >= 0 else (None, 0)
-                                    for a, p, nm in zip(args, plan.pattern, entry.inputs) if nm not in entry.scalar_only)
-        self.meta = {nm: (args[i]._shape, args[i]._dtype) for i, nm in enumerate(entry.inputs) if nm in plan.needed}
+        self.next_functions = tuple([edge_of(args[i]) if i >= 0 else (None, 0) for i in plan.edge_args])
+        self.meta = {nm: (args[i]._shape, args[i]._dtype) for nm, i in plan.meta_args}
         self.out_shape = result._shape
-        for nm, attr in zip(plan.used, plan.saved_attrs):
-            self.save(attr, result if nm == "out" else args[entry.inputs.index(nm)], is_output=(nm == "out"))
+        saved = self._saved
+        for attr, i in plan.save_args:  # Node.save, inlined (an exponent is a plain value)
+            value = result if i < 0 else args[i]
+            saved[attr] = SavedTensor(value, self, i < 0) if isinstance(value, TensorBase) else value
         if plan.saves_result:
             self.save("result", result, is_output=True)
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
@@ -278,6 +279,11 @@ class BackwardPlan(typing.NamedTuple):
     kernel_inputs: tuple
     saves_result: bool  # `out` is not read but saved all the same: torch saves an op's result whenever some
     #                     derivative reads it, so writing it in place makes the backward raise
+    # worked out from the above once, so that recording a node only indexes `args`:
+    edge_args: tuple  # per next_functions entry, the argument giving the edge (-1: none, a (None, 0) edge)
+    meta_args: tuple  # (input name, argument index) of each needed input, whose shape and dtype backward uses
+    save_args: tuple  # (torch's saved name, argument index; -1: the result) of each saved value
+    target_edges: tuple  # for expr_targets, passed and zero in turn: (name, its index in differentiable)
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -304,11 +310,18 @@ def _plan(name, pattern):
             exprs.append((f"grad_{names[0]}", " + ".join(f"({t})" for t in terms)))
             targets.append(names[0])
     used = _used_names(name, needed)
-    return BackwardPlan(pattern, differentiable, needed, used, tuple(_SAVED_ATTR[name][nm] for nm in used),
+    saved_attrs = tuple(_SAVED_ATTR[name][nm] for nm in used)
+    edge_args = tuple(i if p >= 0 else -1 for i, (p, nm) in enumerate(zip(pattern, entry.inputs))
+                      if nm not in entry.scalar_only)
+    meta_args = tuple((nm, i) for i, nm in enumerate(entry.inputs) if nm in needed)
+    save_args = tuple((attr, -1 if nm == "out" else entry.inputs.index(nm)) for nm, attr in zip(used, saved_attrs))
+    return BackwardPlan(pattern, differentiable, needed, used, saved_attrs,
                         tuple(nm in entry.bool_inputs for nm in used), tuple(exprs), tuple(targets),
                         tuple(passed), tuple(zero), any(entry.grads[nm] == NOT_IMPLEMENTED for nm in needed),
                         name + "_backward", ("g", *used), "out" not in used and "out" in _used_names(name, tuple(
-                            nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)))
+                            nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)),
+                        edge_args, meta_args, save_args,
+                        tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)))
 
 
 class _FloorQuotients(ast.NodeTransformer):

@@ -105,12 +105,14 @@ def _make_room(nbytes):
     return c["reserved"] + nbytes <= c["cap"]
 
 
-def empty(n, dtype):
-    """An uninitialised flat array of `n` elements of `dtype`: pooled memory when it is large."""
+def empty(n, dtype, shape=None):
+    """An uninitialised flat array of `n` elements of `dtype`: pooled memory when it is large. With `shape`
+    (of n elements) the array has that shape in C order and is still nobody's view (a reshaped flat array
+    would be one, and the engine copies a gradient that is a view rather than keep it as a leaf's .grad)."""
     dtype = np.dtype(dtype)
     nbytes = n * dtype.itemsize
     if nbytes < MIN_BYTES:
-        return np.empty(n, dtype)
+        return np.empty(n if shape is None else shape, dtype)
     c = _counts
     with _lock:
         _drain()
@@ -127,12 +129,18 @@ def empty(n, dtype):
                 c["reserved"] += nbytes
         if block is not None:
             arr = np.frombuffer(block, dtype, n)
+            if shape is not None:
+                try:  # the block cast to the shape: views of the array collapse to it (np.ndarray(buffer=)
+                    #   would put a hidden array between, and views would outlive the lease)
+                    arr = np.asarray(block.cast(dtype.char, tuple(shape)))
+                except (TypeError, ValueError):  # a format memoryview lacks: flat, reshaped below
+                    pass
             lease = _Lease(arr, _returned.append)
             lease.block, lease.key = block, id(arr)
             _leased[lease.key] = lease
             c["allocated"] += nbytes
-            return arr
-    return np.empty(n, dtype)
+            return arr if shape is None or arr.ndim == len(shape) else arr.reshape(shape)
+    return np.empty(n if shape is None else shape, dtype)
 
 
 def is_buffer(arr):

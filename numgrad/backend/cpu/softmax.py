@@ -91,10 +91,11 @@ def _module(dtype_name):
 def _rows(kernel, arrays, out_shape, dtype, out=None):
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = pool.empty(flat[0].size, dtype) if out is None else out.reshape(-1)  # a replay's buffer: a view
+    # shaped, not a view: a gradient the engine may keep; a replay's buffer when given
+    out = pool.empty(flat[0].size, dtype, out_shape) if out is None else out
     rows = flat[0].size // K if K else 0
-    threads.over(kernel, rows, K, *flat, out, parallel=flat[0].size >= threads.PARALLEL_MIN)
-    return out.reshape(out_shape)
+    threads.over(kernel, rows, K, *flat, out.reshape(-1), parallel=flat[0].size >= threads.PARALLEL_MIN)
+    return out
 
 
 def forward(x, log, out=None):

@@ -153,3 +153,20 @@ def test_embedding_max_norm_breaks_the_graph():
     fn = numgrad.compile(lambda i: F.embedding(i, weight, max_norm=1.0), fullgraph=True)
     with pytest.raises(GraphBreak, match="max_norm"):
         fn(numgrad.tensor(np.array([1, 2])))
+
+
+def test_index_put_replays_its_write_and_checks_new_indices():
+    """embedding's gradient is an index_put: a replay repeats the write, and refuses a bad index as eager does."""
+    def fn(i, v):
+        z = numgrad.zeros(5)
+        z.index_put_((i,), v, accumulate=True)
+        return z * 2
+    compiled = numgrad.compile(fn, fullgraph=True)
+    v = numgrad.tensor(np.arange(1, 4, dtype=np.float32))
+    for idx in ([0, 1, 1], [2, 2, 4], [-1, 0, 3]):
+        i = np.array(idx)
+        expected = torch.zeros(5).index_put_((torch.tensor(i),), torch.tensor(v.numpy()), accumulate=True) * 2
+        np.testing.assert_array_equal(compiled(numgrad.tensor(i), v).numpy(), expected.numpy())
+    assert compiled.variants[0].hits == 2
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
+        compiled(numgrad.tensor(np.array([2, 7, 4])), v)

@@ -616,6 +616,11 @@ def _warn_expanded_masked_fill():
          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450.)")
 
 
+def _masked_copy(dst, src, mask):
+    """dst = src where `mask` (broadcast to dst) is true, in place."""
+    np.copyto(dst, src, where=np.broadcast_to(mask, dst.shape))
+
+
 def masked_fill_(t, mask, value):
     t._check_inplace()
     # masked_fill__cpu's order: the value's dims, the mask's dtype, the expanded-self warning, partial overlap
@@ -641,8 +646,8 @@ def masked_fill_(t, mask, value):
         dispatch.copy_into(t._data, before)
     else:
         t._vc[0] += 1
-    if dispatch.is_host(t._data):
-        np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    if dispatch.is_host(t._data):  # a recorded call: numgrad.compile's replay repeats the write
+        dispatch.numpy_op(_masked_copy, t._data, result._data, mask._data)
     else:
         where = device_index.nonzero(dispatch.contiguous(mask._data.broadcast_to(t._data.shape)))
         device_index.write_region(t._data, (Ellipsis,), where, device_index.take(result._data, where), False)

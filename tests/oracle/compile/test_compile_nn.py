@@ -170,3 +170,17 @@ def test_index_put_replays_its_write_and_checks_new_indices():
     assert compiled.variants[0].hits == 2
     with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
         compiled(numgrad.tensor(np.array([2, 7, 4])), v)
+
+
+@pytest.mark.filterwarnings("ignore:Use of masked_fill_ on expanded tensors")
+def test_masked_fill_into_an_expanded_tensor_replays_its_write():
+    """masked_fill_ into an expanded tensor writes the masked elements alone: a replay writes them again."""
+    def fn(lib, mask):
+        z = lib.zeros(3, 1)
+        z.expand(3, 4).masked_fill_(mask, 2.0)
+        return z * 1
+    compiled = numgrad.compile(lambda mask: fn(numgrad, mask), fullgraph=True)
+    for m in ([[1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 0, 0]], [[0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]]):
+        m = np.array(m, bool)
+        np.testing.assert_array_equal(compiled(numgrad.tensor(m)).numpy(), fn(torch, torch.tensor(m)).numpy())
+    assert compiled.variants[0].hits == 1

@@ -184,3 +184,19 @@ def test_masked_fill_into_an_expanded_tensor_replays_its_write():
         m = np.array(m, bool)
         np.testing.assert_array_equal(compiled(numgrad.tensor(m)).numpy(), fn(torch, torch.tensor(m)).numpy())
     assert compiled.variants[0].hits == 1
+
+
+def test_batch_norm_module_step_still_breaks_the_graph():
+    """BatchNorm2d counts its batches by a plain NumPy write (nn/modules/normalization.py) that a replay would
+    not repeat: until that write is a recorded call, batch_norm's statistics stay outside the recorded kernels
+    and the step runs eager rather than replay a stale count."""
+    nn = numgrad.nn
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.Linear(2 * 10 * 10, 5))
+    opt = numgrad.optim.SGD(model.parameters(), lr=0.05)
+    x, y = _convnet_batches(1)[0]
+    with pytest.raises(GraphBreak):
+        numgrad.compile(train_step, fullgraph=True)(numgrad, model, opt, numgrad.tensor(x), numgrad.tensor(y))
+    fn = numgrad.compile(train_step)
+    for _ in range(2):
+        fn(numgrad, model, opt, numgrad.tensor(x), numgrad.tensor(y))
+    assert fn.eager_reason is not None

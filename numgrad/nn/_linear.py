@@ -145,6 +145,8 @@ def _embedding_arrays(idx, weight, num, padding_idx, scale_grad_by_freq):
     padding rows 0, scale_grad_by_freq divides by each index's count."""
     _check_rows(idx, num)
     flat = idx.reshape(-1)
+    if not flat.flags.writeable:  # a read-only view: a replay copies the new indices into what the trace got
+        flat = flat.copy()
     if padding_idx is None and not scale_grad_by_freq:
         return weight[idx], flat, None
     s = np.ones(flat.size, weight.dtype)

@@ -64,6 +64,11 @@ def _col2im_data(cols, geo):
     return out[:, :, geo.ph:geo.ph + geo.h, geo.pw:geo.pw + geo.w]
 
 
+def _col2im_array(cols, geo):
+    """_col2im_data as a recorded call's function (numgrad.compile replays it on new values)."""
+    return _fresh(_col2im_data(cols, geo))
+
+
 def _im2col_backward(node, g):
     return (col2im(g, node.saved("geometry")),)
 
@@ -72,14 +77,25 @@ def _col2im_backward(node, g):
     return (im2col(g, node.saved("geometry")),)
 
 
+def _fresh(arr):
+    """`arr`, copied when it is a read-only view (a 1x1 kernel's columns can be one of the input): a replay
+    of a recorded call copies the new values into the array the trace got."""
+    return arr if arr.flags.writeable else np.array(arr)
+
+
+def _im2col_array(x, geo):
+    """_im2col_data as a recorded call's function (numgrad.compile replays it on new values)."""
+    return _fresh(_im2col_data(x, geo))
+
+
 def im2col(x, geo):
-    out = new_tensor(_im2col_data(x._data, geo), x._dtype)
+    out = new_tensor(dispatch.numpy_op(_im2col_array, x._data, geo), x._dtype)
     record("Im2ColBackward0", _im2col_backward, [x], [out], {"geometry": geo})
     return out
 
 
 def col2im(cols, geo):
-    out = new_tensor(_col2im_data(cols._data, geo), cols._dtype)
+    out = new_tensor(dispatch.numpy_op(_col2im_array, cols._data, geo), cols._dtype)
     record("Col2ImBackward0", _col2im_backward, [cols], [out], {"geometry": geo})
     return out
 
@@ -251,6 +267,23 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
+def _conv_arrays(x, weight, bias, geo, groups):
+    """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
+    out_channels = weight.shape[0]
+    cols = _im2col_array(x, geo)
+    w2 = weight.reshape(out_channels, -1)
+    if groups == 1:
+        out = np.matmul(w2, cols)
+    else:
+        out = np.matmul(w2.reshape(groups, out_channels // groups, -1),
+                        cols.reshape(groups, -1, cols.shape[1])).reshape(out_channels, -1)
+    out = out.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return np.ascontiguousarray(out), cols
+
+
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
@@ -271,17 +304,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
     out_channels, _, kh, kw = weight.shape
     geo = _Geometry(input.shape, (kh, kw), stride, padding, dilation)
-    cols = _im2col_data(input._data, geo)
-    w2 = weight._data.reshape(out_channels, -1)
-    if groups == 1:
-        out = np.matmul(w2, cols)
-    else:
-        out = np.matmul(w2.reshape(groups, out_channels // groups, -1),
-                        cols.reshape(groups, -1, cols.shape[1])).reshape(out_channels, -1)
-    out = out.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
-    if bias is not None:
-        out = out + bias._data.reshape(1, -1, 1, 1)
-    result = new_tensor(np.ascontiguousarray(out), input._dtype)
+    # one recorded call: numgrad.compile replays it on new values
+    out, cols = dispatch.numpy_op(_conv_arrays, input._data, weight._data, None if bias is None else bias._data,
+                                  geo, groups)
+    result = new_tensor(out, input._dtype)
     record("ConvolutionBackward0", _conv_backward, [input, weight, bias], [result],
            {"input": input, "weight": weight, "geometry": geo, "groups": groups,
             "columns": constant(cols) if weight._requires_grad else None})
@@ -302,17 +328,23 @@ def _unpool_backward(node, g):
     return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
 
 
+def _unpool_array(g, idx, plane, overlapping):
+    """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it)."""
+    rows = idx.shape[0]
+    gd = g.reshape(rows, g.size // rows if rows else 0)
+    if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
+        offsets = (np.arange(rows) * plane)[:, None]
+        return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
+    data = np.zeros((rows, plane), gd.dtype)
+    np.put_along_axis(data, idx, gd, axis=1)
+    return data
+
+
 def _scatter_to_input(g, flat_indices, input_shape, overlapping):
     """The max-pool gradient: each output gradient added at the input position its maximum came from."""
     rows = flat_indices.shape[0]
     plane = input_shape[-2] * input_shape[-1]
-    idx, gd = flat_indices._data, g._data.reshape(rows, g._data.size // rows if rows else 0)
-    if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
-        offsets = (np.arange(rows) * plane)[:, None]
-        data = np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
-    else:
-        data = np.zeros((rows, plane), gd.dtype)
-        np.put_along_axis(data, idx, gd, axis=1)
+    data = dispatch.numpy_op(_unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
     out = new_tensor(data.reshape(input_shape), g._dtype)
     record("MaxPool2DWithIndicesBackwardBackward0", _unpool_backward, [g], [out],
            {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})
@@ -378,22 +410,28 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def _max_pool_arrays(x, geo):
+    """Each window's maximum of (N, C, H, W) array `x` and torch's `indices`: where it came from, as a flat
+    index into the unpadded input plane."""
+    n, c, _, w = x.shape
+    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
+    pos = windows.argmax(-1)  # the first maximum, as torch picks it
+    values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
+    i, j = np.divmod(pos, geo.kw)
+    rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
+    cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
+    return values, (rows * w + cols).astype(np.int64)
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
     kernel, stride, padding, dilation, out_hw = _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
     if input._dtype is dtypes.bool_:  # the kernel's dispatch, after the meta function's checks
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
-    n, c, _, w = x.shape
+    n, c = x.shape[:2]
     geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
-    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
-    pos = windows.argmax(-1)  # the first maximum, as torch picks it
-    values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
-    # the window offset as a flat index into the unpadded input plane (torch's `indices`)
-    i, j = np.divmod(pos, geo.kw)
-    rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
-    cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
-    indices = (rows * w + cols).astype(np.int64)
+    values, indices = dispatch.numpy_op(_max_pool_arrays, x, geo)  # one recorded call (numgrad.compile)
     if input.dim() == 3:
         values, indices = values[0], indices[0]
     out = new_tensor(values, input._dtype)

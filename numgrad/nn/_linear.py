@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.indexing import index_put
@@ -120,23 +120,41 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 def _embedding_numpy(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num):
     """embedding on host arrays: a NumPy row gather, the gradient's row scales by np.bincount."""
     idx = input._data
-    if idx.size and (idx.min() < 0 or idx.max() >= num):
-        raise IndexError("index out of range in self")
     if max_norm is not None:
+        dispatch.numpy_op(_check_rows, idx, num)
+        # the rows are renormalized in place by plain NumPy: a replay would not repeat it
+        tape.graph_break("embedding(max_norm=...) writes the weight outside the recorded kernels")
         _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
-    out = new_tensor(weight._data[idx], weight._dtype)
-    flat = idx.reshape(-1)
-    scale = None
-    if padding_idx is not None or scale_grad_by_freq:
-        s = np.ones(flat.size, weight._data.dtype)
-        if scale_grad_by_freq:
-            s /= np.bincount(flat, minlength=num)[flat]
-        if padding_idx is not None:
-            s[flat == padding_idx] = 0
-        scale = constant(s.reshape(-1, 1))
+    # one recorded call (the bounds check inside it): numgrad.compile replays it on new indices
+    data, flat, s = dispatch.numpy_op(_embedding_arrays, idx, weight._data, num, padding_idx, scale_grad_by_freq)
+    out = new_tensor(data, weight._dtype)
+    scale = None if s is None else constant(s)
     record("EmbeddingBackward0", _embedding_backward, [weight], [out],
            {"indices": constant(flat), "num_weights": num, "row_scale": scale})
     return out
+
+
+def _check_rows(idx, num):
+    """Raises torch's error for an index outside [0, num); returns nothing."""
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+
+
+def _embedding_arrays(idx, weight, num, padding_idx, scale_grad_by_freq):
+    """The looked-up rows, the indices flat, and the gradient's row scales (None when every row gets 1):
+    padding rows 0, scale_grad_by_freq divides by each index's count."""
+    _check_rows(idx, num)
+    flat = idx.reshape(-1)
+    if not flat.flags.writeable:  # a read-only view: a replay copies the new indices into what the trace got
+        flat = flat.copy()
+    if padding_idx is None and not scale_grad_by_freq:
+        return weight[idx], flat, None
+    s = np.ones(flat.size, weight.dtype)
+    if scale_grad_by_freq:
+        s /= np.bincount(flat, minlength=num)[flat]
+    if padding_idx is not None:
+        s[flat == padding_idx] = 0
+    return weight[idx], flat, s.reshape(-1, 1)
 
 
 def _embedding_tensor_ops(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num):

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.state import STATE
+from ..backend import dispatch
 from ..node import record
 from ._common import constant, new_tensor, wants
 from . import _norm_kernels
@@ -43,21 +44,30 @@ def _normalize_backward(node, g):
 def _kernel_backward(node, g):
     """The CPU kernels' formulas (outside create_graph, which needs the tensor expressions above)."""
     x, w = node.saved("input"), node.saved("weight")
-    want = [wants(node, 0)] + [len(node.next_functions) > i and wants(node, i) for i in (1, 2)]
-    data, dy = x._data, g._data.astype(x._data.dtype, copy=False)
-    mean, invstd = node.saved("mean")._data.reshape(-1), node.saved("invstd")._data.reshape(-1)
-    weight = None if w is None else w._data.reshape(-1)
-    if node.name() == "NativeBatchNormBackward0":
+    want = tuple([wants(node, 0)] + [len(node.next_functions) > i and wants(node, i) for i in (1, 2)])
+    shapes = tuple(node.input_shape(i) if want[i] else None for i in range(3))
+    # one recorded call: numgrad.compile replays it on new values
+    grads = dispatch.numpy_op(_kernel_grads, node.name() == "NativeBatchNormBackward0", g._data, x._data,
+                              node.saved("mean")._data, node.saved("invstd")._data, None if w is None else w._data,
+                              node.saved("batch_stats"), want, shapes)
+    return tuple(None if grads[i] is None else new_tensor(grads[i], x._dtype) for i in range(3))
+
+
+def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shapes):
+    """The input, weight and bias gradients (None where `want` says no) by the CPU kernels' formulas,
+    shaped `shapes`."""
+    dy = g.astype(data.dtype, copy=False)
+    mean, invstd = mean.reshape(-1), invstd.reshape(-1)
+    weight = None if weight is None else weight.reshape(-1)
+    if batch:
         shape = (data.shape[0], data.shape[1], -1)
-        dx, dw, db = _norm_kernels.batch_norm_backward(dy.reshape(shape), data.reshape(shape), mean, invstd, weight,
-                                                       node.saved("batch_stats"), want)
+        grads = _norm_kernels.batch_norm_backward(dy.reshape(shape), data.reshape(shape), mean, invstd, weight,
+                                                  batch_stats, list(want))
     else:
         rows = mean.size
-        dx, dw, db = _norm_kernels.layer_norm_backward(dy.reshape(rows, -1), data.reshape(rows, -1), mean, invstd,
-                                                       weight, want)
-    grads = [dx, dw, db]
-    return tuple(None if grads[i] is None else new_tensor(grads[i].reshape(node.input_shape(i)), x._dtype)
-                 for i in range(3))
+        grads = _norm_kernels.layer_norm_backward(dy.reshape(rows, -1), data.reshape(rows, -1), mean, invstd,
+                                                  weight, list(want))
+    return tuple(None if d is None else d.reshape(shape) for d, shape in zip(grads, shapes))
 
 
 def _sum_over(t, axes):
@@ -73,12 +83,12 @@ def _batch_norm_output(x, weight, bias, view_shape, mean, invstd):
 
 
 def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
-    """torch's CPU formula: (x * rstd - mean * rstd) * gamma + beta."""
+    """torch's CPU formula: (x * rstd - mean * rstd) * gamma + beta (weight and bias arrays or None)."""
     out = x * invstd + (-mean * invstd)
     if weight is not None:
-        out = out * weight._data.reshape(view_shape)
+        out = out * weight.reshape(view_shape)
     if bias is not None:
-        out = out + bias._data.reshape(view_shape)
+        out = out + bias.reshape(view_shape)
     return out
 
 
@@ -234,20 +244,27 @@ def _check_layer_norm_shapes(input, normalized_shape, weight, bias):
                                f"{list(p.shape)} and normalized_shape = {list(normalized_shape)}")
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _layer_norm(input, normalized_shape, weight, bias, eps):
     x = input._data
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
+    # one recorded call: numgrad.compile replays it on new values
+    out, mean, invstd = dispatch.numpy_op(_layer_norm_arrays, x, None if weight is None else weight._data,
+                                          None if bias is None else bias._data, normalized_shape, axes, eps)
+    return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
+                   eps, "NativeLayerNormBackward0")
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps):
+    """layer_norm's output, mean and inverse standard deviation (the statistics in keepdims shape)."""
     with warnings.catch_warnings():  # the mean of no elements (an empty normalized shape) is NaN, silently
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = x.mean(axes, keepdims=True)
         var = ((x - mean) ** 2).mean(axes, keepdims=True)
-    mean, var = dispatch.numpy_op(_exact_moments, x, mean, var)  # one recorded call: it reads x's values
+    mean, var = _exact_moments(x, mean, var)
     invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
-    out = _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd)
-    return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
-                   eps, "NativeLayerNormBackward0")
+    return _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd), mean, invstd
 
 
 def _exact_moments(x, mean, var):

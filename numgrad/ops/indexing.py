@@ -419,11 +419,11 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
         vdata, adv = _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name, direct)
     vdata = vdata.astype(t._data.dtype, copy=False)
     if not needs_grad(t, source) or not (t._dtype.is_floating_point or _records_on_integers(adv, masked_fill, name)):
-        device_index.write_region(t._data, basic, adv, vdata, accumulate)
+        _checked_write(t._data, basic, adv, vdata, accumulate)
         t._vc[0] += 1
         return t
     data = t._data.copy()
-    device_index.write_region(data, basic, adv, vdata, accumulate)
+    _checked_write(data, basic, adv, vdata, accumulate)
     out = TensorBase._make(data, t._dtype)
     record(name, _put_backward, [t, source], [out], {"basic": basic, "adv": adv, "accumulate": accumulate},
            inplace=True)
@@ -434,8 +434,24 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
     before = t._data.copy()
     t._write(out)
     dispatch.copy_into(t._data, before)
-    device_index.write_region(t._data, basic, adv, vdata, accumulate)
+    _checked_write(t._data, basic, adv, vdata, accumulate)
     return t
+
+
+def _checked_write(data, basic, adv, vdata, accumulate):
+    """device_index.write_region, with an advanced index on the host as one recorded call that checks its
+    bounds again: numgrad.compile's replay of the write then refuses new indices with torch's error (the eager
+    call checked them already, in torch's order, so here the check never fails)."""
+    if adv is None or not dispatch.is_host(data):
+        device_index.write_region(data, basic, adv, vdata, accumulate)
+    else:
+        dispatch.numpy_op(_bounded_write, data, basic, adv, vdata, accumulate)
+
+
+def _bounded_write(data, basic, adv, vdata, accumulate):
+    """The bounds check of _check_bounds over data[basic], then the write (a mask's indices are in range)."""
+    adv = _check_bounds(data[basic].shape, adv, (False,) * len(adv))
+    device_index.write_region(data, basic, adv, vdata, accumulate)
 
 
 def _records_on_integers(adv, masked_fill, name):
@@ -600,6 +616,11 @@ def _warn_expanded_masked_fill():
          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:2450.)")
 
 
+def _masked_copy(dst, src, mask):
+    """dst = src where `mask` (broadcast to dst) is true, in place."""
+    np.copyto(dst, src, where=np.broadcast_to(mask, dst.shape))
+
+
 def masked_fill_(t, mask, value):
     t._check_inplace()
     # masked_fill__cpu's order: the value's dims, the mask's dtype, the expanded-self warning, partial overlap
@@ -625,8 +646,8 @@ def masked_fill_(t, mask, value):
         dispatch.copy_into(t._data, before)
     else:
         t._vc[0] += 1
-    if dispatch.is_host(t._data):
-        np.copyto(t._data, result._data, where=np.broadcast_to(mask._data, t._data.shape))
+    if dispatch.is_host(t._data):  # a recorded call: numgrad.compile's replay repeats the write
+        dispatch.numpy_op(_masked_copy, t._data, result._data, mask._data)
     else:
         where = device_index.nonzero(dispatch.contiguous(mask._data.broadcast_to(t._data.shape)))
         device_index.write_region(t._data, (Ellipsis,), where, device_index.take(result._data, where), False)

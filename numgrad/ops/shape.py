@@ -104,6 +104,11 @@ def view(t, *shape):
     return out
 
 
+def _reshape_copy(arr, shape):
+    """A copy of `arr` with `shape` (a recorded call: numgrad.compile replays it on new values)."""
+    return np.reshape(arr, shape).copy()
+
+
 def reshape(t, *shape):
     shape = _infer(_shape_arg(shape), t._data.size)
     data = t._data.view()
@@ -112,7 +117,7 @@ def reshape(t, *shape):
         out = view_of(t, data)
         name = "ViewBackward0"
     except AttributeError:
-        out = TensorBase._make(np.reshape(t._data, shape).copy(), t._dtype)
+        out = TensorBase._make(dispatch.numpy_op(_reshape_copy, t._data, shape), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out
@@ -291,14 +296,19 @@ def _clone_backward(node, g):
     return (g,)
 
 
+def _copy(arr, order=None):
+    """A copy of `arr` (in NumPy's `order` for a host array): a recorded call, numgrad.compile replays it."""
+    return arr.copy() if order is None else arr.copy(order=order)
+
+
 def clone(t, order=None):
     """A copy, on the tensor's device. torch's preserve_format keeps a dense input's strides (a transposed
     one's memory order: NumPy's order 'K') and gives others C order; contiguous() asks for C order."""
     data = t._data
     if dispatch.is_host(data):
-        data = data.copy(order=order or ("K" if lazy.is_dense_array(data) else "C"))
+        data = dispatch.numpy_op(_copy, data, order or ("K" if lazy.is_dense_array(data) else "C"))
     else:
-        data = data.copy()
+        data = dispatch.numpy_op(_copy, data)
     out = TensorBase._make(data, t._dtype)
     record("CloneBackward0", _clone_backward, [t], [out])
     return out

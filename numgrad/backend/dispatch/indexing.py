@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ...spec.table import ELEMENTWISE
+from .. import tape
 from . import from_host, full, on_gpu
 
 
@@ -75,7 +76,13 @@ def advanced_shape(region, adv):
 
 
 def write_region(data, basic, adv, vdata, accumulate):
-    """data[basic][adv] = vdata (or += with repeated indices adding up when `accumulate`), in place."""
+    """data[basic][adv] = vdata (or += with repeated indices adding up when `accumulate`), in place: a
+    recorded call, so numgrad.compile repeats the write (a write it did not see would leave a replay's
+    buffer as the fill before it left it)."""
+    tape.call(_write_region, data, basic, adv, vdata, accumulate)
+
+
+def _write_region(data, basic, adv, vdata, accumulate):
     region = data[basic]
     if on_gpu(data):
         vdata = like_device(vdata, data)
@@ -121,9 +128,14 @@ def take_along_axis(data, index, dim):
     return np.take_along_axis(data, index, axis=dim)
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def scatter_along_axis(data, index, dim, values, add):
-    """data at index along `dim` set to (or, with `add`, increased by) values, in place; repeated indices add up."""
+    """data at index along `dim` set to (or, with `add`, increased by) values, in place; repeated indices add up.
+    A recorded call, as write_region."""
+    tape.call(_scatter_along_axis, data, index, dim, values, add)
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _scatter_along_axis(data, index, dim, values, add):
     if data.ndim == 0:  # a 0-d array (either device): index is 0-d too and points at it
         if index.size:
             data[...] = data + values if add else values

@@ -270,6 +270,7 @@ class TensorBase:
 
     @property
     def _version(self):
+        tape.graph_break("_version is read into Python")
         return self._vc[0]
 
     @property

@@ -31,12 +31,13 @@ class CompiledFunctionBackward(Node):
 
 class _Input:
     """A tensor argument replayed through a buffer of the tape's own: each call copies its values in."""
-    __slots__ = ("position", "proxy", "buf", "shape", "dtype", "last", "last_version")
+    __slots__ = ("buf", "dtype", "last", "last_version", "position", "proxy", "shape", "start_version")
 
     def __init__(self, position, t):
         self.position = position
         self.buf = dispatch.contiguous(t._data).copy() if dispatch.is_host(t._data) else t._data.copy()
         self.proxy = TensorBase._make(self.buf, t._dtype)
+        self.proxy._vc[0] = self.start_version = t._vc[0]  # the argument's count, as eager reads it
         self.shape, self.dtype = t._shape, t._dtype
         self.last, self.last_version = t, t._vc[0]
 
@@ -177,7 +178,7 @@ class CompiledFunction:
         mode = (STATE.grad_enabled, STATE.inference, STATE.fusion, keywords)
         arg_spec, inputs, call_args = [], [], []
         for position, a in enumerate(args):
-            if isinstance(a, TensorBase) and not a._requires_grad and a.is_contiguous() and a._base is None:
+            if _proxyable(a):
                 inp = _Input(position, a)
                 rec.known[id(dispatch.storage(inp.buf))] = dispatch.storage(inp.buf)
                 arg_spec.append(("input", inp))
@@ -195,6 +196,7 @@ class CompiledFunction:
             build = self._finish(rec, result, inputs)
         finally:
             _recorder.stop(previous)
+            _give_back(rec, inputs)
         if rec.broken:
             self.breaks.extend(rec.breaks)
             self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
@@ -215,15 +217,12 @@ class CompiledFunction:
             t = ref()
             if t is not None and t._arr is None and t._lazy is not None:
                 t._data  # noqa: B018
+        rec.verify()
         if rec.broken:
             return None
-        for inp in inputs:
-            if inp.proxy._vc[0] != 0:  # the call wrote into its copy of an argument: the argument gets it
-                arg = inp.last
-                dispatch.copy_into(arg._data, inp.proxy._data)
-                arg._vc[0] += inp.proxy._vc[0]
-                rec.graph_break("!the call writes into a tensor argument in place")
-                return None
+        if any(_arg_state(inp.proxy) != (inp.start_version, False, None) for inp in inputs):
+            rec.graph_break("!the call changes a tensor argument (in place, or requires_grad)")
+            return None
         outputs = _flatten(result, [])
         created = {id(r()) for r in rec.created if r() is not None}
         for o in outputs:
@@ -247,6 +246,30 @@ class CompiledFunction:
                 return None
         spec = _output_spec(result, created, inputs)
         return functools.partial(_rebuild, spec)
+
+
+def _proxyable(a):
+    """A tensor argument a trace may replace by a copy in the tape's own buffer (rebound at each call)."""
+    return isinstance(a, TensorBase) and not a._requires_grad and a._base is None and a.is_contiguous()
+
+
+def _arg_state(a):
+    """What a call can change of a tensor argument that it does not own: its version, whether it requires
+    grad, its history."""
+    return (a._vc[0], a._requires_grad, a._grad_fn) if isinstance(a, TensorBase) else None
+
+
+def _give_back(rec, inputs):
+    """After a trace that changed its copy of an argument (it then runs eager for good), the argument takes
+    what eager would have given it: the values, the version count, requires_grad, its history and .grad."""
+    for inp in inputs:
+        proxy, arg = inp.proxy, inp.last
+        if proxy._vc[0] != inp.start_version:
+            dispatch.copy_into(arg._data, proxy._data)
+            arg._vc[0] += proxy._vc[0] - inp.start_version
+        if proxy._requires_grad or proxy._grad_fn is not None or proxy._grad is not None:
+            arg._requires_grad, arg._grad_fn, arg._output_nr = proxy._requires_grad, proxy._grad_fn, proxy._output_nr
+            arg._grad = proxy._grad
 
 
 def _hold_counts(tensors):

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import weakref
+import zlib
 
 import numpy as np
 
@@ -76,14 +77,18 @@ class Recorder:
         self.grad_guards = []  # (leaf, .grad object it had when the call first read it)
         self.live_calls = []  # names of the Python calls a replay repeats (optimizer.step, zero_grad)
         self.broken = False
+        # id(host root) -> checksum of its bytes after the last recorded work on it: a write the tape did not
+        # record (plain NumPy into a buffer it knows) shows as a changed checksum, and breaks the graph
+        self.sums = {}
 
     # ---- the hooks -----------------------------------------------------------------------------------
     def call(self, fn, args, kwargs, out_kw):
         if self.broken:
             return fn(*args, **kwargs)
         # a bound method's array (arr.astype) is read too
-        for arr in _arrays(args, _arrays(list(kwargs.values()), _arrays(getattr(fn, "__self__", None), []))):
-            if not self.check(arr):
+        touched = _arrays(args, _arrays(list(kwargs.values()), _arrays(getattr(fn, "__self__", None), [])))
+        for arr in touched:
+            if not self.check(arr) or not self.unchanged(arr):
                 return fn(*args, **kwargs)
         self.depth += 1
         try:
@@ -91,6 +96,8 @@ class Recorder:
         finally:
             self.depth -= 1
         results = list(result) if isinstance(result, (list, tuple)) else [result]
+        self.remember(touched)
+        self.remember([r for r in results if r is not None and (r.__class__ is np.ndarray or on_gpu(r))])
         for r in results:
             if r is not None and not (r.__class__ is np.ndarray or on_gpu(r)):
                 self.graph_break(f"{getattr(fn, '__name__', fn)} returned a Python value")
@@ -110,6 +117,30 @@ class Recorder:
             self.entries.append(functools.partial(fn, *args, **kwargs))
         return result
 
+    def remember(self, arrays):
+        """Checksums the host memory of `arrays` as the recorded work left it."""
+        for arr in arrays:
+            if arr.__class__ is np.ndarray:
+                root = dispatch.storage(arr)
+                self.sums[id(root)] = _checksum(root)
+
+    def unchanged(self, arr):
+        """Whether `arr`'s memory holds what the recorded work left there (else the graph breaks)."""
+        if arr.__class__ is not np.ndarray:
+            return True
+        root = dispatch.storage(arr)
+        old = self.sums.get(id(root))
+        if old is None or old == _checksum(root):
+            return True
+        self.graph_break("an array the tape knows was written outside the recorded kernels")
+        return False
+
+    def verify(self):
+        """At the end of the trace: every host buffer holds what the recorded work left there."""
+        for root in list(self.known.values()):
+            if self.broken or not self.unchanged(root):
+                return
+
     def check(self, arr):
         """Whether array `arr` is one the tape can read at replay: its buffers, constants, external arrays."""
         if id(dispatch.storage(arr)) in self.known:
@@ -126,6 +157,8 @@ class Recorder:
             return
         self.known[id(root)] = root
         self.external[id(root)] = (weakref.ref(t), arr, t._requires_grad)
+        if root.__class__ is np.ndarray:
+            self.sums[id(root)] = _checksum(root)
 
     def made(self, t, arr, constant=False):
         """Tensor `t` is made during the trace with array `arr`."""
@@ -138,6 +171,7 @@ class Recorder:
             root = dispatch.storage(arr)
             self.known[id(root)] = root
             snapshot = np.array(dispatch.to_host(arr), copy=True)
+            self.remember([arr])
             self.constants.append((arr, snapshot))
             self.entries.append(functools.partial(dispatch.copy_into, arr, snapshot))
             return
@@ -154,6 +188,7 @@ class Recorder:
         if not self.broken:
             self.entries.append(functools.partial(fn, *args, **kwargs))
             self.live_calls.append(name)
+            self.remember(list(self.known.values()))  # it may write anything it reaches, as Python
         return result
 
     def set_grad(self, leaf, value):
@@ -181,6 +216,10 @@ class Recorder:
         if not self.broken:
             self.breaks.append((reason, where, op))
             self.broken = True
+
+
+def _checksum(root):
+    return zlib.crc32(root.data if root.flags.c_contiguous else root.tobytes())
 
 
 def _assign_grad(leaf, value):

@@ -32,6 +32,13 @@ def call_into(out_kw, fn, *args, **kwargs):
     return rec.call(fn, args, kwargs, out_kw)
 
 
+def constant(arr):
+    """`arr` holds values written in the traced code (numgrad.tensor([1, 2])): a replay restores them."""
+    rec = STATE.recorder if active else None
+    if rec is not None and not rec.depth and not rec.broken:
+        rec.constant(arr)
+
+
 def graph_break(reason):
     """Something a replay could not repeat (a value read into Python, a hook, NumPy's memory): the traced
     call stops recording and runs eager (with fullgraph=True, raises)."""

@@ -160,22 +160,24 @@ class Recorder:
         if root.__class__ is np.ndarray:
             self.sums[id(root)] = _checksum(root)
 
-    def made(self, t, arr, constant=False):
+    def made(self, t, arr):
         """Tensor `t` is made during the trace with array `arr`."""
         if self.depth or self.broken:
             return
         self.created.append(weakref.ref(t))
         if arr is None or id(dispatch.storage(arr)) in self.known:
             return
-        if constant:
-            root = dispatch.storage(arr)
-            self.known[id(root)] = root
-            snapshot = np.array(dispatch.to_host(arr), copy=True)
-            self.remember([arr])
-            self.constants.append((arr, snapshot))
-            self.entries.append(functools.partial(dispatch.copy_into, arr, snapshot))
-            return
         self.graph_break("an op made a tensor's values outside the recorded kernels")
+
+    def constant(self, arr):
+        """Host array `arr` holds values from the traced code itself: a replay writes them again (a later
+        recorded write into it would otherwise leave the next replay its values)."""
+        root = dispatch.storage(arr)
+        self.known[id(root)] = root
+        snapshot = arr.copy()
+        self.constants.append((arr, snapshot))
+        self.entries.append(functools.partial(np.copyto, arr, snapshot))
+        self.remember([arr])
 
     def live(self, name, fn, *args, **kwargs):
         """Runs fn(*args, **kwargs) now and again at each replay, as Python (an optimizer's step reads its

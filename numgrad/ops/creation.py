@@ -8,7 +8,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn
 from .. import lazy
-from ..backend import dispatch
+from ..backend import dispatch, tape
 from ..backend.dispatch import as_device
 from ..tensor_base import TensorBase
 
@@ -100,7 +100,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         arr = np.array(values, dtype=d.np, copy=True)
     except OverflowError:  # a Python int beyond int64
         raise ValueError("Overflow when unpacking long long") from None
+    if _python_data(data):  # numbers written in the code: a constant of a numgrad.compile trace
+        tape.constant(arr)
     return _wrap(arr, d, device, requires_grad)
+
+
+def _python_data(obj):
+    """Whether `obj` is Python numbers only (nested lists and tuples of them), no array or tensor."""
+    if isinstance(obj, (list, tuple)):
+        return all(_python_data(o) for o in obj)
+    return isinstance(obj, (bool, int, float))
 
 
 def _is_rectangular(data):

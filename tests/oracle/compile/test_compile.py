@@ -386,3 +386,18 @@ def test_threads_calling_one_compiled_step_get_eager_results():
     for t in threads:
         t.join()
     assert not errors and len(results) == 8
+
+
+def test_numbers_written_in_the_code_are_constants_and_numpy_data_breaks():
+    def f(x):
+        w = numgrad.tensor([1.0, 2.0, 3.0])
+        w.mul_(x.sum())  # a recorded write into the constant: each replay starts from the numbers again
+        return (w * x).sum()
+
+    fn = numgrad.compile(f, fullgraph=True)
+    for k in range(1, 4):
+        x = numgrad.tensor(np.full(3, k, np.float32))
+        assert fn(x).item() == f(x).item() == 18.0 * k * k
+    assert fn.variants[0].hits == 2
+    g = numgrad.compile(lambda x: x + numgrad.tensor(np.ones(3, np.float32)))  # NumPy data: read as it is then
+    assert g(numgrad.tensor([1.0, 2.0, 3.0])).tolist() == [2.0, 3.0, 4.0] and g.eager_reason is not None

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import numgrad
+from numgrad.bench.workloads import chain
 from numgrad.compile import GraphBreak
 
 nn = numgrad.nn
@@ -39,19 +40,22 @@ def _optimizer(lib, params, name):
     return lib.optim.SGD(params, lr=0.1)
 
 
+def _step(model, opt, loss_fn, compiled):
+    """The usual training step, compiled or not."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return numgrad.compile(step) if compiled else step
+
+
 def _train(lib, opt_name, compiled, steps=4, scheduler=False):
     model = _mlp(lib)
     opt = _optimizer(lib, model.parameters(), opt_name)
     sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5) if scheduler else None
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = lib.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    fn = numgrad.compile(step) if compiled else step
+    fn = _step(model, opt, lib.nn.functional.cross_entropy, compiled)
     losses = []
     for x, y in _batches(steps):
         losses.append(fn(lib.tensor(x), lib.tensor(y)).item())
@@ -78,12 +82,7 @@ def test_training_steps_match_eager_exactly_and_torch(opt_name, scheduler):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def _chain(lib, x):
-    y = x * x
-    z = (y + 1) * y
-    s = z.sum()
-    s.backward()
-    return s
+_chain = chain  # the benchmark's: y = x * x; z = (y + 1) * y; z.sum().backward()
 
 
 def _mixed(lib, x, w):
@@ -340,16 +339,7 @@ def test_no_warnings_on_the_replay_path():
 def test_mse_regression_step_matches_eager_and_torch(fusion):
     def run(lib, compiled):
         model = _mlp(lib, sizes=(20, 8, 3))
-        opt = lib.optim.Adam(model.parameters(), lr=1e-2)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = lib.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        fn = numgrad.compile(step) if compiled else step
+        fn = _step(model, lib.optim.Adam(model.parameters(), lr=1e-2), lib.nn.functional.mse_loss, compiled)
         rng = np.random.default_rng(5)
         losses = [fn(lib.tensor(rng.standard_normal((6, 20)).astype(np.float32)),
                      lib.tensor(rng.standard_normal((6, 3)).astype(np.float32))).item() for _ in range(4)]

@@ -13,6 +13,18 @@ BODIES = {
     "sgd": ("p, g, buf, neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first", """
     neg_lr, weight_decay = T(neg_lr), T(weight_decay)
     momentum, one_minus_dampening = T(momentum), T(one_minus_dampening)
+    # the usual cases as loops without branches, which LLVM vectorises (the same operations as the loop below)
+    if not maximize and weight_decay == 0 and not nesterov and not (momentum != 0 and first):
+        if momentum != 0:
+            for i in range(start, stop):
+                b = buf[i] * momentum
+                b = b + one_minus_dampening * g[i]
+                buf[i] = b
+                p[i] = p[i] + neg_lr * b
+        else:
+            for i in range(start, stop):
+                p[i] = p[i] + neg_lr * g[i]
+        return
     for i in range(start, stop):
         gi = -g[i] if maximize else g[i]
         if weight_decay != 0:
@@ -32,6 +44,28 @@ BODIES = {
     neg_step_size, w1, beta2, one_minus_beta2 = T(neg_step_size), T(beta1_weight), T(beta2), T(one_minus_beta2)
     bias_correction2_sqrt, eps, weight_decay, decay_factor = T(bias_correction2_sqrt), T(eps), T(weight_decay), T(decay_factor)
     w1_small = abs(w1) < T(0.5)
+    # the usual cases as loops without branches, which LLVM vectorises (the same operations as the loop below;
+    # a decay factor of 1 multiplies exactly)
+    if not maximize and not amsgrad and weight_decay == 0:
+        if w1_small:
+            for i in range(start, stop):
+                gi, pi, mi = g[i], p[i] * decay_factor, m[i]
+                mi = mi + w1 * (gi - mi)
+                m[i] = mi
+                vi = v[i] * beta2
+                vi = vi + one_minus_beta2 * gi * gi
+                v[i] = vi
+                p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
+        else:
+            for i in range(start, stop):
+                gi, pi, mi = g[i], p[i] * decay_factor, m[i]
+                mi = gi - (gi - mi) * (T(1) - w1)
+                m[i] = mi
+                vi = v[i] * beta2
+                vi = vi + one_minus_beta2 * gi * gi
+                v[i] = vi
+                p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
+        return
     for i in range(start, stop):
         gi = -g[i] if maximize else g[i]
         pi = p[i]

@@ -100,7 +100,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         arr = np.array(values, dtype=d.np, copy=True)
     except OverflowError:  # a Python int beyond int64
         raise ValueError("Overflow when unpacking long long") from None
-    if _python_data(data):  # numbers written in the code: a constant of a numgrad.compile trace
+    if tape.active and _python_data(data):  # numbers written in the code: a constant of a numgrad.compile trace
         tape.constant(arr)
     return _wrap(arr, d, device, requires_grad)
 

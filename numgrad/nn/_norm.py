@@ -74,11 +74,12 @@ def _sum_over(t, axes):
     return t.sum(axes) if axes else t  # sum(()) would mean every axis
 
 
+@np.errstate(all="ignore")
 def _batch_norm_output(x, weight, bias, view_shape, mean, invstd):
     """torch's CPU formula: x * alpha + beta per channel, alpha = invstd * weight, beta = bias - mean * alpha
-    (an infinite weight gives its inf and NaN where torch's does)."""
-    alpha = invstd if weight is None else invstd * weight._data.reshape(view_shape)
-    beta = -mean * alpha if bias is None else bias._data.reshape(view_shape) - mean * alpha
+    (an infinite weight gives its inf and NaN where torch's does; weight and bias arrays or None)."""
+    alpha = invstd if weight is None else invstd * weight.reshape(view_shape)
+    beta = -mean * alpha if bias is None else bias.reshape(view_shape) - mean * alpha
     return x * alpha + beta
 
 
@@ -185,39 +186,56 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     x = input._data
     channels = x.shape[1]
     axes = (0,) + tuple(range(2, x.ndim))
     view_shape = (1, channels) + (1,) * (x.ndim - 2)
-    count = x.size // channels
-    if training:  # the statistics' kernel reads the running ones; the affine parameters are read after it
+    running = [None if t is None else t._data for t in (running_mean, running_var)]
+    # recorded calls (numgrad.compile replays them on new values), in torch's order: the statistics' kernel reads
+    # the running ones and updates them; the affine parameters are read after it
+    if training:
         _check_same_dtype(input, running_mean, running_var)
-        mean = x.mean(axes, keepdims=True)
-        var = ((x - mean) ** 2).mean(axes, keepdims=True)
-        _update_running(running_mean, running_var, mean, var, count, momentum)
+        mean, invstd = dispatch.numpy_op(_batch_statistics, x, *running, momentum, eps, axes)
+        for t in (running_mean, running_var):
+            if t is not None:
+                t._vc[0] += 1
         _check_same_dtype(input, weight, bias)
     else:
         _check_same_dtype(input, weight, bias, running_mean, running_var)
-        mean, var = running_mean._data.reshape(view_shape), running_var._data.reshape(view_shape)
-    dt = x.dtype
-    invstd = (1 / np.sqrt(var + np.asarray(eps, dt))).astype(dt)
-    mean = mean.astype(dt)
-    out = _batch_norm_output(x, weight, bias, view_shape, mean, invstd)
+        mean, invstd = dispatch.numpy_op(_running_statistics, *running, eps, view_shape, x.dtype)
+    out = dispatch.numpy_op(_batch_norm_output, x, None if weight is None else weight._data,
+                            None if bias is None else bias._data, view_shape, mean, invstd)
     return _affine(input, weight, bias, out, view_shape, mean, invstd, axes, axes, training, eps,
                    "NativeBatchNormBackward0")
 
 
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _batch_statistics(x, running_mean, running_var, momentum, eps, axes):
+    """The batch's mean and inverse standard deviation (keepdims shape); the running statistics (arrays, or
+    None) updated in place."""
+    mean = x.mean(axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axes, keepdims=True)
+    _update_running(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
+    return mean.astype(x.dtype), _invstd(var, eps, x.dtype)
+
+
+@np.errstate(all="ignore")
+def _running_statistics(running_mean, running_var, eps, view_shape, dtype):
+    return running_mean.reshape(view_shape).astype(dtype), _invstd(running_var.reshape(view_shape), eps, dtype)
+
+
+def _invstd(var, eps, dtype):
+    return (1 / np.sqrt(var + np.asarray(eps, dtype))).astype(dtype)
+
+
 def _update_running(running_mean, running_var, mean, var, count, momentum):
-    """The running statistics' momentum update (the variance's unbiased estimate), outside autograd."""
+    """The running statistics' momentum update (the variance's unbiased estimate), on their arrays."""
     if running_mean is not None:
-        running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean.reshape(-1)
-        running_mean._vc[0] += 1
+        running_mean[...] = (1 - momentum) * running_mean + momentum * mean.reshape(-1)
     if running_var is not None:
         unbiased = var.reshape(-1) * (count / (count - 1))
-        running_var._data[...] = (1 - momentum) * running_var._data + momentum * unbiased
-        running_var._vc[0] += 1
+        running_var[...] = (1 - momentum) * running_var + momentum * unbiased
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

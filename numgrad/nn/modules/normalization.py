@@ -1,4 +1,7 @@
 """BatchNorm1d/2d (running statistics, train/eval) and LayerNorm."""
+import numpy as np
+
+from ...backend import dispatch
 from ...ops import creation
 from ..._core import dtypes
 from .. import functional as F
@@ -56,7 +59,8 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data[...] += 1
+            count = self.num_batches_tracked._data
+            dispatch.numpy_op(np.add, count, 1, out=count)  # recorded: a compiled step counts at each replay
             self.num_batches_tracked._vc[0] += 1
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())

@@ -186,17 +186,31 @@ def test_masked_fill_into_an_expanded_tensor_replays_its_write():
     assert compiled.variants[0].hits == 1
 
 
-def test_batch_norm_module_step_still_breaks_the_graph():
-    """BatchNorm2d counts its batches by a plain NumPy write (nn/modules/normalization.py) that a replay would
-    not repeat: until that write is a recorded call, batch_norm's statistics stay outside the recorded kernels
-    and the step runs eager rather than replay a stale count."""
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_module_step_replays_with_its_running_statistics(momentum):
+    """BatchNorm2d's statistics, running update and batch count are recorded calls: a replay updates them as
+    eager does. With momentum=None (a cumulative average) the factor is read into Python: eager then."""
     nn = numgrad.nn
-    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.Linear(2 * 10 * 10, 5))
-    opt = numgrad.optim.SGD(model.parameters(), lr=0.05)
-    x, y = _convnet_batches(1)[0]
-    with pytest.raises(GraphBreak):
-        numgrad.compile(train_step, fullgraph=True)(numgrad, model, opt, numgrad.tensor(x), numgrad.tensor(y))
-    fn = numgrad.compile(train_step)
-    for _ in range(2):
-        fn(numgrad, model, opt, numgrad.tensor(x), numgrad.tensor(y))
-    assert fn.eager_reason is not None
+    runs = []
+    for compiled in (False, True):
+        numgrad.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2, momentum=momentum), nn.Flatten(),
+                              nn.Linear(2 * 10 * 10, 5))
+        opt = numgrad.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        fn = numgrad.compile(train_step) if compiled else train_step
+        losses = [fn(numgrad, model, opt, numgrad.tensor(x), numgrad.tensor(y)).item() for x, y in _convnet_batches(4)]
+        model.eval()
+        with numgrad.no_grad():
+            evaluated = model(numgrad.tensor(_convnet_batches(1)[0][0])).numpy().copy()
+        state = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        runs.append((losses, state, evaluated, fn))
+    (losses, state, evaluated, _), (c_losses, c_state, c_evaluated, fn) = runs
+    assert losses == c_losses
+    assert state.keys() == c_state.keys() and int(c_state["1.num_batches_tracked"]) == 4
+    for k in state:
+        np.testing.assert_array_equal(state[k], c_state[k])
+    np.testing.assert_array_equal(evaluated, c_evaluated)
+    if momentum is None:
+        assert "read into Python" in fn.eager_reason
+    else:
+        assert fn.eager_reason is None and fn.variants[0].hits == 3

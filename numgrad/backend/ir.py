@@ -43,11 +43,8 @@ class Program:
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""
-        if value.__class__ is np.ndarray:  # the usual leaf, first: programs are built on every op
-            var = self.leaf_vars.get(id(value))
-            if var is not None:
-                return var
-        elif on_gpu(value):  # GPU memory: never read here
+        if value.__class__ is not np.ndarray and on_gpu(value):  # GPU memory: never read here (the usual
+            # leaf, a host array, skips the on_gpu call: programs are built on every op)
             key = id(value)
             var = self.leaf_vars.get(key)
             if var is None:

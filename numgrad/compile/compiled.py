@@ -78,8 +78,7 @@ class Variant:
         self.live_calls = rec.live_calls
         self.hits = 0
         # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
-        owned = {id(e.args[1]): e.args[1] for e in rec.entries
-                 if getattr(e, "func", None) is _recorder._assign_grad and e.args[1] is not None}
+        owned = {id(g): g for g in _recorder.assigned_grads(rec.entries) if g is not None}
         self.owned = list(owned.values())
         self.owned_counts = None
 
@@ -196,7 +195,7 @@ class CompiledFunction:
             build = self._finish(rec, result, inputs)
         finally:
             _recorder.stop(previous)
-            _give_back(rec, inputs)
+            _give_back(inputs)
         if rec.broken:
             self.breaks.extend(rec.breaks)
             self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
@@ -221,20 +220,17 @@ class CompiledFunction:
         if rec.broken:
             return None
         if any(_arg_state(inp.proxy) != (inp.start_version, False, None) for inp in inputs):
-            rec.graph_break("!the call changes a tensor argument (in place, or requires_grad)")
+            rec.graph_break("the call changes a tensor argument (in place, or requires_grad)")
             return None
         outputs = _flatten(result, [])
         created = {id(r()) for r in rec.created if r() is not None}
         for o in outputs:
             if id(o) in created and o._grad_fn is not None and not o._grad_fn._freed:
-                rec.graph_break("!the autograd graph of a result leaves the compiled function (backward outside "
+                rec.graph_break("the autograd graph of a result leaves the compiled function (backward outside "
                                 "the call is not captured yet)")
                 return None
-        allowed = {id(o) for o in outputs} | {id(i.proxy) for i in inputs}
-        allowed |= {id(getattr(e, "args", (None, None))[1]) for e in rec.entries
-                    if getattr(e, "func", None) is _recorder._assign_grad}
-        kept = [o for o in outputs] + [getattr(e, "args", (None, None))[1] for e in rec.entries
-                                        if getattr(e, "func", None) is _recorder._assign_grad]
+        kept = outputs + _recorder.assigned_grads(rec.entries)
+        allowed = {id(t) for t in kept} | {id(i.proxy) for i in inputs}
         for t in kept:  # a kept view keeps its base
             while t is not None and t._base is not None:
                 allowed.add(id(t._base))
@@ -242,7 +238,7 @@ class CompiledFunction:
         for ref in rec.created:
             t = ref()
             if t is not None and id(t) not in allowed and t._base is None and _escapes(t, created):
-                rec.graph_break("!a tensor made inside the call outlives it (stored outside the function)")
+                rec.graph_break("a tensor made inside the call outlives it (stored outside the function)")
                 return None
         spec = _output_spec(result, created, inputs)
         return functools.partial(_rebuild, spec)
@@ -259,7 +255,7 @@ def _arg_state(a):
     return (a._vc[0], a._requires_grad, a._grad_fn) if isinstance(a, TensorBase) else None
 
 
-def _give_back(rec, inputs):
+def _give_back(inputs):
     """After a trace that changed its copy of an argument (it then runs eager for good), the argument takes
     what eager would have given it: the values, the version count, requires_grad, its history and .grad."""
     for inp in inputs:
@@ -292,9 +288,9 @@ def _only_held_by_graph(t, created):
 
 def _output_spec(value, created, inputs):
     if isinstance(value, TensorBase):
-        for inp in inputs:
-            if value is inp.proxy:
-                return ("input", inp.position)
+        position = _input_position(value, inputs)
+        if position is not None:
+            return ("input", position)
         if id(value) not in created:
             return ("object", value)
         return ("copy", value._data, value._dtype, value._requires_grad, value._grad_fn is not None)
@@ -316,8 +312,7 @@ def _rebuild(spec, args):
     if kind == "input":
         return args[spec[1]]
     if kind == "seq":
-        items = [_rebuild(s, args) for s in spec[2]]
-        return spec[1](*items) if hasattr(spec[1], "_fields") else spec[1](items)
+        return _sequence(spec[1], [_rebuild(s, args) for s in spec[2]])
     if kind == "dict":
         return spec[1]({k: _rebuild(s, args) for k, s in spec[2].items()})
     return spec[1]
@@ -326,16 +321,26 @@ def _rebuild(spec, args):
 def _unproxy(value, inputs, args):
     """The traced call's result with the user's tensors where fn returned the proxies it was given."""
     if isinstance(value, TensorBase):
-        for inp in inputs:
-            if value is inp.proxy:
-                return args[inp.position]
-        return value
+        position = _input_position(value, inputs)
+        return value if position is None else args[position]
     if isinstance(value, (list, tuple)):
-        items = [_unproxy(v, inputs, args) for v in value]
-        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+        return _sequence(type(value), [_unproxy(v, inputs, args) for v in value])
     if isinstance(value, dict):
         return type(value)({k: _unproxy(v, inputs, args) for k, v in value.items()})
     return value
+
+
+def _input_position(t, inputs):
+    """The argument position whose proxy tensor `t` is, or None."""
+    for inp in inputs:
+        if t is inp.proxy:
+            return inp.position
+    return None
+
+
+def _sequence(cls, items):
+    """A list, tuple or named tuple of class `cls` holding `items`."""
+    return cls(*items) if hasattr(cls, "_fields") else cls(items)
 
 
 def _with_keywords(fn, names):

@@ -69,7 +69,6 @@ class Recorder:
         self.entries = []  # zero-argument callables: the replay runs them in order
         self.known = {}  # id(root array) -> root: buffers the tape made, constants, external arrays
         self.external = {}  # id(root) -> (weak reference to the tensor, its array): read from before the call
-        self.constants = []  # (array, snapshot): values made from Python data inside the call
         self.breaks = []  # (reason, user's line, numgrad function)
         self.depth = 0  # > 0 inside a recorded function or a live call: nested hooks are part of it
         self.created = []  # weak references to the tensors made during the trace
@@ -95,24 +94,23 @@ class Recorder:
             result = fn(*args, **kwargs)
         finally:
             self.depth -= 1
-        results = list(result) if isinstance(result, (list, tuple)) else [result]
-        self.remember(touched)
-        self.remember([r for r in results if r is not None and (r.__class__ is np.ndarray or on_gpu(r))])
+        results = [r for r in (result if isinstance(result, (list, tuple)) else [result]) if r is not None]
+        if not all(r.__class__ is np.ndarray or on_gpu(r) for r in results):
+            self.graph_break(f"{getattr(fn, '__name__', fn)} returned a Python value")
+            return result
+        self.remember(touched + results)
         for r in results:
-            if r is not None and not (r.__class__ is np.ndarray or on_gpu(r)):
-                self.graph_break(f"{getattr(fn, '__name__', fn)} returned a Python value")
-                return result
-            if r is not None:
-                root = dispatch.storage(r)
-                self.known[id(root)] = root
+            root = dispatch.storage(r)
+            self.known[id(root)] = root
         prepare = getattr(fn, "prepare", None)  # a leaner replay the function offers (cpu/fused.py)
         fast = prepare(result, *args, **kwargs) if prepare is not None else None
         if fast is not None:
             self.entries.append(fast)
         elif out_kw is not None:
             self.entries.append(functools.partial(fn, *args, **{**kwargs, out_kw: result}))
-        elif any(r is not None for r in results):
-            self.entries.append(functools.partial(_copy_results, fn, args, kwargs, results))
+        elif results:
+            self.entries.append(functools.partial(_copy_results, fn, args, kwargs,
+                                                  list(result) if isinstance(result, (list, tuple)) else [result]))
         else:
             self.entries.append(functools.partial(fn, *args, **kwargs))
         return result
@@ -174,9 +172,7 @@ class Recorder:
         recorded write into it would otherwise leave the next replay its values)."""
         root = dispatch.storage(arr)
         self.known[id(root)] = root
-        snapshot = arr.copy()
-        self.constants.append((arr, snapshot))
-        self.entries.append(functools.partial(np.copyto, arr, snapshot))
+        self.entries.append(functools.partial(np.copyto, arr, arr.copy()))
         self.remember([arr])
 
     def live(self, name, fn, *args, **kwargs):
@@ -209,9 +205,8 @@ class Recorder:
         self.grad_guards.append((leaf, leaf._grad))
 
     def graph_break(self, reason):
-        if self.depth and not reason.startswith("!"):
+        if self.depth:  # inside a recorded function or a live call, which a replay runs whole
             return
-        reason = reason.lstrip("!")
         where, op = user_frame()
         if self.fullgraph:
             raise GraphBreak(f"numgrad.compile(fullgraph=True): {reason} (in {op}, at {where})")
@@ -226,6 +221,11 @@ def _checksum(root):
 
 def _assign_grad(leaf, value):
     leaf._grad = value
+
+
+def assigned_grads(entries):
+    """The tensors the tape's entries assign as .grad (None for an assignment of None)."""
+    return [e.args[1] for e in entries if getattr(e, "func", None) is _assign_grad]
 
 
 _active_lock = threading.Lock()  # tape.active counts the tracing threads: no lost update between two

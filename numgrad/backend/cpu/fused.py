@@ -189,7 +189,7 @@ def run_map(program, outputs, out_dtypes, outs=None):
     if program.sources:
         program.refresh()
     outer, inner, args = layout(program)
-    module = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
+    module = _map_module(program, outputs)
     n = outer * inner
     if outs is None:
         outs = [pool.empty(n, d) for d in out_dtypes]
@@ -222,8 +222,7 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     if program.sources:
         program.refresh()
     outer, inner, args = layout(program, split)
-    module = compiled(f"{kind}", program, (var, acc_dtype, split == 0),
-                      lambda: fold_source(program, var, acc_dtype, kind))
+    module = _fold_module(program, var, acc_dtype, split, kind)
     n = outer * inner
     parallel = n >= PARALLEL_MIN and threads.count() > 1
     if split == 0:
@@ -237,11 +236,19 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     return out
 
 
+def _map_module(program, outputs):
+    return compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs]))
+
+
+def _fold_module(program, var, acc_dtype, split, kind):
+    return compiled(f"{kind}", program, (var, acc_dtype, split == 0), lambda: fold_source(program, var, acc_dtype, kind))
+
+
 # ---- replays of a traced program (numgrad.compile): the layout and kernel found once ---------------
 def _prepared_args(program, split=None):
     """(outer, inner, args, refresh) for a replay, when every array argument is the leaf's own memory
-    (not a copy made for this run); refresh lists (argument index, leaf, source array) of the scalars a
-    replay reads again. None when some argument is a copy."""
+    (not a copy made for this run); refresh lists (argument index, scalar type, source array) of the
+    scalars a replay reads again. None when some argument is a copy."""
     outer, inner, args = layout(program, split)
     for leaf, arg in zip(program.leaves, args):
         if leaf.kind != "scalar" and not np.may_share_memory(arg, leaf.value):
@@ -251,16 +258,17 @@ def _prepared_args(program, split=None):
     return outer, inner, args, refresh
 
 
-def _prepare_map(outs, program, outputs, out_dtypes, outs_kw=None, **_):
+def prepare_map(result, program, outputs, out_dtypes, outs=None):
+    """A replay of run_map writing into `result`, the flat arrays the trace got (None: no lean replay)."""
     prepared = _prepared_args(program)
     if prepared is None:
         return None
     outer, inner, args, refresh = prepared
-    kernel = compiled("map", program, tuple(outputs), lambda: map_source(program, [(v, None) for v in outputs])).kernel
+    kernel = _map_module(program, outputs).kernel
     n, parts = outer * inner, threads.count()
     if n >= PARALLEL_MIN and parts > 1:
         return None  # the threaded split: run_map itself
-    bound = [0, outer, 0, inner, inner, *args, *outs]
+    bound = [0, outer, 0, inner, inner, *args, *result]
 
     def replay():
         for i, to_scalar, src in refresh:
@@ -278,7 +286,7 @@ def prepare_fold(result, program, var, acc_dtype, split=0, kind="sum"):
     if prepared is None:
         return None
     outer, inner, args, refresh = prepared
-    module = compiled(f"{kind}", program, (var, acc_dtype, True), lambda: fold_source(program, var, acc_dtype, kind))
+    module = _fold_module(program, var, acc_dtype, split, kind)
     n = outer * inner
     if n >= PARALLEL_MIN and threads.count() > 1:
         return None
@@ -293,5 +301,4 @@ def prepare_fold(result, program, var, acc_dtype, split=0, kind="sum"):
     return replay
 
 
-run_map.prepare = lambda result, program, outputs, out_dtypes, outs=None: _prepare_map(result, program, outputs,
-                                                                                       out_dtypes)
+run_map.prepare = prepare_map

@@ -26,6 +26,11 @@ _sequence = itertools.count()
 LAST = 2 ** 64 - 1
 
 
+def sequence_now():
+    """A number below every node recorded from now on (numgrad.compile tells a call's nodes so)."""
+    return next(_sequence)
+
+
 class Node:
     """A backward function; subclasses are named as torch names them (MulBackward0, ...)."""
 

@@ -48,22 +48,27 @@ def _dependencies(roots):
     return deps
 
 
-def _graph(roots, targets):
-    """Dependency counts, and with `targets` the set of nodes that lead to one (the rest never runs)."""
+def _graph(roots, targets, stop=False):
+    """Dependency counts, and with `targets` the set of nodes that lead to one (the rest never runs); with
+    `stop`, the graph ends at the targets (what lies below them is not walked)."""
     if targets is None:
         return _dependencies(roots), None
+
+    def below(node):
+        return iter(()) if stop and node in targets else iter(node.next_functions)
+
     seen, post = set(), []
     for root in roots:  # one root at a time: a root may lie below another one
         if root in seen:
             continue
         seen.add(root)
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, below(root))]
         while stack:
             node, it = stack[-1]
             for child, _ in it:
                 if child is not None and child not in seen:
                     seen.add(child)
-                    stack.append((child, iter(child.next_functions)))
+                    stack.append((child, below(child)))
                     break
             else:
                 stack.pop()
@@ -74,6 +79,8 @@ def _graph(roots, targets):
             needed.add(node)
     deps = {}
     for node in needed:
+        if stop and node in targets:
+            continue
         for child, _ in node.next_functions:
             if child is not None and child in needed:
                 deps[child] = deps.get(child, 0) + 1
@@ -81,9 +88,10 @@ def _graph(roots, targets):
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
-def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
-    """Backpropagates from `outputs`. `capture` maps (node, output_nr) edges to slots whose incoming
-    gradient is recorded (autograd.grad); with it, only the part of the graph leading there runs."""
+def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True, stop=False):
+    """Backpropagates from `outputs`. `capture` is the set of (node, output_nr) edges whose incoming
+    gradient is recorded (autograd.grad); with it, only the part of the graph leading there runs, and with
+    `stop` none of the captured nodes runs (numgrad.compile captures a call's backward up to its inputs)."""
     for i, out in enumerate(outputs):
         if not out.requires_grad:  # the property: a view requires grad when its base does
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -98,7 +106,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             roots.append(node)
         buffers.add(node, nr, g)
     targets = {node for node, _ in capture} if capture is not None else None
-    deps, needed = _graph(roots, targets)
+    deps, needed = _graph(roots, targets, stop)
     ready = ReadyQueue()
     for n in roots:
         if deps.get(n, 0) == 0:
@@ -147,6 +155,8 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 for nr, g in enumerate(grad_list):
                     if g is not None and (node, nr) in capture:
                         captured[(node, nr)] = g
+                if stop and node in targets:
+                    continue
                 if isinstance(node, AccumulateGrad):
                     if not accumulate:  # autograd.grad: the leaf's .grad stays as it is
                         continue

@@ -7,26 +7,19 @@ import numbers
 import os
 import sys
 import threading
+import weakref
 
 from .._core.state import STATE
 from .._core.warn import warn
 from ..backend import dispatch
-from ..node import FREED, Node
+from ..node import Node, sequence_now
 from ..tensor_base import TensorBase
+from . import backward as _backward
 from . import recorder as _recorder
+from .backward import CompiledFunctionBackward
 
 RECOMPILE_LIMIT = 8  # torch._dynamo.config.cache_size_limit
 _SCALARS = (bool, int, float, complex, str, type(None))
-
-
-class CompiledFunctionBackward(Node):
-    """The grad_fn of a compiled call's result whose graph the call's own backward already used and freed:
-    backward through it again raises eager's error."""
-
-    def apply(self, grads):
-        raise RuntimeError(FREED)
-
-    apply_without_gradients = apply
 
 
 class _Input:
@@ -67,8 +60,10 @@ def _flatten(value, out):
 class Variant:
     """One trace: its guards, its tape and how to rebuild the call's result."""
 
-    def __init__(self, mode, arg_spec, rec, inputs, out_builder):
+    def __init__(self, mode, arg_spec, rec, inputs, out_builder, backward):
         self.mode = mode
+        self.backward = backward  # the BackwardProgram of results whose graph leaves the call, or None
+        self.pending = None  # weak reference to the node of the last results, while their backward may come
         self.arg_spec = arg_spec  # per argument: ("input", _Input) | ("same", obj) | ("value", type, v)
         self.entries = rec.entries
         self.external = list(rec.external.values())
@@ -88,7 +83,11 @@ class Variant:
 
     def aliased(self):
         """Whether user code holds a .grad tensor (or its array) from an earlier call, which eager would
-        leave as it is and a replay would overwrite."""
+        leave as it is and a replay would overwrite, or results whose backward has yet to read the
+        buffers a replay would overwrite."""
+        node = self.pending() if self.pending is not None else None
+        if node is not None and not node._freed:
+            return True
         return any(now[0] > then[0] or now[1] > then[1]
                    for now, then in zip(_hold_counts(self.owned), self.owned_counts))
 
@@ -121,7 +120,16 @@ class Variant:
         for entry in self.entries:
             entry()
         self.hits += 1
-        return self.build(args)
+        return self.results(args)
+
+    def results(self, args):
+        """The call's results, fresh copies of the tape's buffers, hung on a new backward node when their
+        graph leaves the call."""
+        node = None
+        if self.backward is not None:
+            node = CompiledFunctionBackward(self.backward, args)
+            self.pending = weakref.ref(node)
+        return self.build(args, node)
 
 
 class CompiledFunction:
@@ -189,10 +197,11 @@ class CompiledFunction:
             else:
                 arg_spec.append(("same", a))
                 call_args.append(a)
+        first_node = sequence_now()  # the call's own autograd nodes are numbered from here
         previous = _recorder.start(rec)
         try:
             result = fn(*call_args)
-            build = self._finish(rec, result, inputs)
+            build, backward = self._finish(rec, result, inputs, first_node)
         finally:
             _recorder.stop(previous)
             _give_back(inputs)
@@ -200,35 +209,36 @@ class CompiledFunction:
             self.breaks.extend(rec.breaks)
             self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
         elif build is not None:
-            variant = Variant(mode, arg_spec, rec, inputs, build)
+            variant = Variant(mode, arg_spec, rec, inputs, build, backward)
             self.variants.append(variant)
             if os.environ.get("NUMGRAD_DEBUG") == "1":
                 print(describe(variant, getattr(self._fn, "__name__", "fn")), file=sys.stderr)
             del rec, result
             variant.seal()
-            return build(args)  # copies, as each replay returns: the next replay rewrites the tape's buffers
+            return variant.results(args)  # copies, as each replay returns: the next replay rewrites the buffers
         return _unproxy(result, inputs, args)
 
-    def _finish(self, rec, result, inputs):
-        """Still recording: computes what is pending, checks nothing the call made outlives it unseen, and
-        returns the function that rebuilds the result at replay (None: this trace cannot replay)."""
+    def _finish(self, rec, result, inputs, first_node):
+        """Still recording: computes what is pending, checks nothing the call made outlives it unseen,
+        records the backward of results whose graph leaves the call, and returns the function that rebuilds
+        the result at replay and that backward ((None, None): this trace cannot replay)."""
         for ref in rec.created:  # values still pending would be computed after the trace, unrecorded
             t = ref()
             if t is not None and t._arr is None and t._lazy is not None:
                 t._data  # noqa: B018
         rec.verify()
         if rec.broken:
-            return None
+            return None, None
         if any(_arg_state(inp.proxy) != (inp.start_version, False, None) for inp in inputs):
             rec.graph_break("the call changes a tensor argument (in place, or requires_grad)")
-            return None
+            return None, None
         outputs = _flatten(result, [])
         created = {id(r()) for r in rec.created if r() is not None}
+        roots = []  # results whose graph leaves the call: their backward runs later, outside it
         for o in outputs:
-            if id(o) in created and o._grad_fn is not None and not o._grad_fn._freed:
-                rec.graph_break("the autograd graph of a result leaves the compiled function (backward outside "
-                                "the call is not captured yet)")
-                return None
+            if id(o) in created and o._grad_fn is not None and not o._grad_fn._freed and \
+                    all(o is not r for r in roots):
+                roots.append(o)
         kept = outputs + _recorder.assigned_grads(rec.entries)
         allowed = {id(t) for t in kept} | {id(i.proxy) for i in inputs}
         for t in kept:  # a kept view keeps its base
@@ -239,9 +249,14 @@ class CompiledFunction:
             t = ref()
             if t is not None and id(t) not in allowed and t._base is None and _escapes(t, created):
                 rec.graph_break("a tensor made inside the call outlives it (stored outside the function)")
-                return None
-        spec = _output_spec(result, created, inputs)
-        return functools.partial(_rebuild, spec)
+                return None, None
+        spec = _output_spec(result, created, inputs, roots)
+        backward = None
+        if roots:
+            backward = _backward.capture(rec, roots, created, inputs, first_node)
+            if backward is None:
+                return None, None
+        return functools.partial(_rebuild, spec), backward
 
 
 def _proxyable(a):
@@ -266,6 +281,10 @@ def _give_back(inputs):
         if proxy._requires_grad or proxy._grad_fn is not None or proxy._grad is not None:
             arg._requires_grad, arg._grad_fn, arg._output_nr = proxy._requires_grad, proxy._grad_fn, proxy._output_nr
             arg._grad = proxy._grad
+            acc = proxy._accumulator() if proxy._accumulator is not None else None
+            if acc is not None:  # a graph made in the call leads to the proxy's AccumulateGrad: the argument's now
+                acc.variable = arg
+                arg._accumulator = weakref.ref(acc)
 
 
 def _hold_counts(tensors):
@@ -286,35 +305,41 @@ def _only_held_by_graph(t, created):
                (isinstance(r, TensorBase) and id(r) in created) for r in gc.get_referrers(t))
 
 
-def _output_spec(value, created, inputs):
+def _output_spec(value, created, inputs, roots):
+    """How a replay rebuilds the result: an argument given back, an object from before the call, or a copy
+    of a buffer with its grad_fn (None: none; -1: a graph the call freed; k: output k of the backward)."""
     if isinstance(value, TensorBase):
         position = _input_position(value, inputs)
         if position is not None:
             return ("input", position)
         if id(value) not in created:
             return ("object", value)
-        return ("copy", value._data, value._dtype, value._requires_grad, value._grad_fn is not None)
+        nr = None if value._grad_fn is None else next((k for k, r in enumerate(roots) if r is value), -1)
+        return ("copy", value._data, value._dtype, value._requires_grad, nr)
     if isinstance(value, (list, tuple)):
-        return ("seq", type(value), [_output_spec(v, created, inputs) for v in value])
+        return ("seq", type(value), [_output_spec(v, created, inputs, roots) for v in value])
     if isinstance(value, dict):
-        return ("dict", type(value), {k: _output_spec(v, created, inputs) for k, v in value.items()})
+        return ("dict", type(value), {k: _output_spec(v, created, inputs, roots) for k, v in value.items()})
     return ("object", value)
 
 
-def _rebuild(spec, args):
+def _rebuild(spec, args, node):
     kind = spec[0]
     if kind == "copy":
-        _, arr, dtype, requires_grad, has_fn = spec
+        _, arr, dtype, requires_grad, nr = spec
         t = TensorBase._make(arr.copy(order="K") if dispatch.is_host(arr) else arr.copy(), dtype, requires_grad)
-        if has_fn:
+        if nr == -1:
             t._grad_fn = CompiledFunctionBackward()
+        elif nr is not None:
+            t._grad_fn, t._output_nr = node, nr
+            node.outputs[nr] = (t._vc, t._vc[0])
         return t
     if kind == "input":
         return args[spec[1]]
     if kind == "seq":
-        return _sequence(spec[1], [_rebuild(s, args) for s in spec[2]])
+        return _sequence(spec[1], [_rebuild(s, args, node) for s in spec[2]])
     if kind == "dict":
-        return spec[1]({k: _rebuild(s, args) for k, s in spec[2].items()})
+        return spec[1]({k: _rebuild(s, args, node) for k, s in spec[2].items()})
     return spec[1]
 
 

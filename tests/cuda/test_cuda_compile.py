@@ -77,3 +77,25 @@ def test_what_the_gpu_step_cannot_replay_runs_eager():
         target = numgrad.tensor(t).cuda()
         assert fn(x, target).item() == step(x, target).item()
     assert fn.eager_reason is not None and not fn.variants
+
+
+def test_module_with_backward_outside_the_call_on_the_gpu():
+    def run(compiled):
+        numgrad.manual_seed(0)
+        model = numgrad.nn.Sequential(numgrad.nn.Linear(6, 5), numgrad.nn.Tanh(), numgrad.nn.Linear(5, 3)).cuda()
+        call = numgrad.compile(model) if compiled else model
+        rng = np.random.default_rng(3)
+        grads = []
+        for _ in range(3):
+            model.zero_grad()
+            x = numgrad.tensor(rng.standard_normal((4, 6)).astype(np.float32)).cuda()
+            out = call(x)
+            assert out.device.type == "cuda"
+            (out * out).sum().backward()
+            grads.append([p.grad.cpu().numpy() for p in model.parameters()])
+        return grads, call
+    (got, call), (want, _) = run(True), run(False)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+    assert call._compiled.variants[0].hits == 2

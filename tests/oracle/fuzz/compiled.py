@@ -13,6 +13,8 @@ each called CALLS times, under one of these call patterns (MODES):
 - "accumulate": as "same" but .grad is not reset: the backward accumulates across calls.
 - "inside": as "same", but fn is handed the leaves and makes the inputs' views itself (a view of a leaf
   that does not require grad is then made from the tape's copy of the leaf).
+- "outside": as "same", but fn returns its variables with their graphs and the backward runs after the call,
+  outside it (a replay's results hang on a CompiledFunctionBackward that replays the recorded backward).
 
 A program that raises is also checked without its failing step (its prefix, with a .sum().backward() of its
 last variable that requires grad), so that more programs run to the end and can replay.
@@ -37,7 +39,7 @@ from .generator import generate
 from .program import Backward, Interpreter, Ref, make_input, render
 
 CALLS = 3
-MODES = ("same", "fresh", "vary", "accumulate", "inside")
+MODES = ("same", "fresh", "vary", "accumulate", "inside", "outside")
 
 
 def program_at(seed, i):
@@ -59,9 +61,10 @@ def view_of(lib, leaf, spec):
     return leaf
 
 
-def body(program, views_inside=False):
+def body(program, views_inside=False, backward_outside=False):
     """The program as a function of its input variables (of its leaves with views_inside: the views of the
-    inputs are made in the call); see the module's doc."""
+    inputs are made in the call; with backward_outside it returns its variables and the tensors retain_grad
+    was called on, and runs no backward); see the module's doc."""
     def fn(*values):
         if views_inside:
             values = [view_of(numgrad, leaf, spec) for leaf, spec in zip(values, program.inputs)]
@@ -72,6 +75,8 @@ def body(program, views_inside=False):
             run.step(s)
             if s.name == "retain_grad" and isinstance(s.args[0], Ref):
                 retained.append(run.env[s.args[0].i])
+        if backward_outside:
+            return list(run.env), retained
         if program.backward is not None:
             run.backward(program.backward)
         with warnings.catch_warnings():
@@ -120,7 +125,7 @@ class Harness:
 
     def __init__(self, program, mode, compiled):
         self.program, self.mode, self.compiled = program, mode, compiled
-        fn = body(program, views_inside=mode == "inside")
+        fn = body(program, views_inside=mode == "inside", backward_outside=mode == "outside")
         self.fn = numgrad.compile(fn) if compiled else fn
         self.leaves, self.values = [], []
         for spec in program.inputs:
@@ -142,6 +147,15 @@ class Harness:
                     warnings.simplefilter("ignore")
                     leaf.grad = None
 
+    def _backward_outside(self, values, retained):
+        """The program's backward on the call's results, then the results and retained .grads detached."""
+        if self.program.backward is not None:
+            run = Interpreter.__new__(Interpreter)
+            run.lib, run.leaves, run.env = numgrad, [], list(values)
+            run.backward(self.program.backward)
+        grads = [None if r.grad is None else r.grad.detach() for r in retained]
+        return [t.detach() for t in values], grads
+
     def _state(self):
         fn = self.fn
         return fn.traces, sum(v.hits for v in fn.variants)
@@ -158,6 +172,8 @@ class Harness:
             before = self._state() if self.compiled else None
             try:
                 values, retained = self.fn(*self.values)
+                if self.mode == "outside":
+                    values, retained = self._backward_outside(values, retained)
             except Exception as exc:  # noqa: BLE001 - any error is a result (compared, or counted as the harness's)
                 out.error = ("call", type(exc).__name__, _first_line(exc))
             else:

@@ -379,7 +379,7 @@ def _in_root_memory(g, spec):
     if spec[4] == lazy.contiguous_strides(spec[3]):
         return dispatch.contiguous(g._data).reshape(-1)
     flat, root = _root_memory(spec, lambda n: dispatch.zeros(n, g._dtype.np, g._data))
-    root[...] = g._data
+    dispatch.copy_into(root, g._data)  # recorded: a replay repeats it (NumPy's own write it would not)
     return flat
 
 
@@ -408,7 +408,7 @@ def embed_region(gv, spec, root_shape):
         values = dispatch.contiguous(gv._data).reshape(-1)
         device_index.scatter_along_axis(flat, device_index.upload_indices((where,), flat)[0], 0, values, True)
     else:
-        _strided(flat, spec)[...] = gv._data
+        dispatch.copy_into(_strided(flat, spec), gv._data)
     out = TensorBase._make(root, gv._dtype)
     record("AsStridedScatterBackward0", _embed_backward, [gv], [out], {"spec": spec})
     return out
@@ -429,7 +429,8 @@ def _copy_slices_backward(node, g):
         # memory whose elements meet: refused, so an in-place write into an expanded view fails in backward
         raise RuntimeError(INTERNAL_OVERLAP)
     keep, keep_root = _root_memory(spec, lambda n: dispatch.full(n, True, np.bool_, g._data))
-    _strided(keep, spec)[...] = False  # the overwritten region no longer depends on the old values
+    # the overwritten region no longer depends on the old values
+    dispatch.copy_into(_strided(keep, spec), dispatch.full((), False, np.bool_, g._data))
     return zeros_where_not(g, keep_root), region_of(g, spec)
 
 

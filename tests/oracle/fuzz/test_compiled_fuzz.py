@@ -155,3 +155,29 @@ def test_known_argument_version():
     x.add_(1)
     x.add_(1)
     assert numgrad.compile(fn)(x) == fn(x)  # compiled [0.0], eager [2.0]
+
+
+def test_known_value_preserving_unrecorded_write():
+    """The gradient of a strided view was written into its zeros by NumPy, unrecorded; at the trace it was all
+    zeros (relu of non-positive values), so the checksum saw no change and replays kept zeros (seed 5)."""
+    numgrad.set_fusion(False)
+    try:
+        leaf = numgrad.tensor([-1.0, 0.1, 0.0, 0.2], requires_grad=True)
+        view = leaf[::2]
+
+        def fn(v):
+            v.relu().sum().backward()
+            return []
+        compiled = numgrad.compile(fn)
+        for values in ([-1.0, 0.1, 0.0, 0.2], [-1.0, 0.1, 0.5, 0.2], [0.3, 0.1, -0.5, 0.2]):
+            grads = []
+            for f in (compiled, fn):
+                with numgrad.no_grad():
+                    leaf.copy_(numgrad.tensor(values))
+                leaf.grad = None
+                f(view)
+                grads.append(leaf.grad.numpy().tolist())
+            assert grads[0] == grads[1]
+        assert compiled.variants[0].hits == 2
+    finally:
+        numgrad.set_fusion(True)

@@ -20,7 +20,7 @@ KERNEL_FUNCS = {**{name: f"math.{name}" for name in MATH}, "abs": "abs", **{name
 
 
 # float32 versions that vectorise (scalar_math.py); float64 keeps the library's
-FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32"}
+FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32", "erf": "erf_f32"}
 # integer versions where the float form would round or change type (fmod computes in floating point)
 INTEGER_FUNCS = {"fmod": "fmod_int", "power": "power_int", "scalar_power": "power_int"}
 

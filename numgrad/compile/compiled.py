@@ -71,6 +71,7 @@ class Variant:
         self.inputs = inputs
         self.build = out_builder
         self.live_calls = rec.live_calls
+        self.bumps = _recorder.bumps(rec)  # in-place writes to tensors from before the call: eager's versions
         self.hits = 0
         # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
         owned = {id(g): g for g in _recorder.assigned_grads(rec.entries) if g is not None}
@@ -119,6 +120,8 @@ class Variant:
                 x.load(a)
         for entry in self.entries:
             entry()
+        for vc, increment in self.bumps:
+            vc[0] += increment
         self.hits += 1
         return self.results(args)
 

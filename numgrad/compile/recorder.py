@@ -79,6 +79,9 @@ class Recorder:
         # id(host root) -> checksum of its bytes after the last recorded work on it: a write the tape did not
         # record (plain NumPy into a buffer it knows) shows as a changed checksum, and breaks the graph
         self.sums = {}
+        # id(version counter) -> [counter, its count when first seen]: of the tensors made before the call, so
+        # that a replay bumps them as the call's in-place writes did (eager's version errors afterwards)
+        self.versions = {}
 
     # ---- the hooks -----------------------------------------------------------------------------------
     def call(self, fn, args, kwargs, out_kw):
@@ -155,6 +158,7 @@ class Recorder:
             return
         self.known[id(root)] = root
         self.external[id(root)] = (weakref.ref(t), arr, t._requires_grad)
+        self.versions.setdefault(id(t._vc), [t._vc, t._vc[0]])
         if root.__class__ is np.ndarray:
             self.sums[id(root)] = _checksum(root)
 
@@ -178,11 +182,14 @@ class Recorder:
     def live(self, name, fn, *args, **kwargs):
         """Runs fn(*args, **kwargs) now and again at each replay, as Python (an optimizer's step reads its
         learning rate, step count and state then)."""
+        before = [v[0][0] for v in self.versions.values()]
         self.depth += 1
         try:
             result = fn(*args, **kwargs)
         finally:
             self.depth -= 1
+        for v, count in zip(self.versions.values(), before):  # the live call bumps them again at each replay
+            v[1] += v[0][0] - count
         if not self.broken:
             self.entries.append(functools.partial(fn, *args, **kwargs))
             self.live_calls.append(name)
@@ -213,6 +220,11 @@ class Recorder:
         if not self.broken:
             self.breaks.append((reason, where, op))
             self.broken = True
+
+
+def bumps(rec):
+    """(version counter, increment) of each tensor from before the call that its recorded writes bumped."""
+    return [(vc, vc[0] - start) for vc, start in rec.versions.values() if vc[0] != start]
 
 
 def _checksum(root):

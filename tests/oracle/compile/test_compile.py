@@ -393,3 +393,23 @@ def test_numbers_written_in_the_code_are_constants_and_numpy_data_breaks():
     assert fn.variants[0].hits == 2
     g = numgrad.compile(lambda x: x + numgrad.tensor(np.ones(3, np.float32)))  # NumPy data: read as it is then
     assert g(numgrad.tensor([1.0, 2.0, 3.0])).tolist() == [2.0, 3.0, 4.0] and g.eager_reason is not None
+
+
+def test_a_replay_bumps_the_versions_of_what_it_writes_in_place():
+    """A replay's in-place writes to a tensor from before the call count as eager's do: a graph that saved it
+    refuses its backward after either (the version counter was left behind by replays)."""
+    w = numgrad.tensor([1.0, 2.0], requires_grad=True)
+
+    def scale(w):
+        with numgrad.no_grad():
+            w.mul_(2)
+
+    fn = numgrad.compile(scale)
+    for f in (scale, fn, fn, fn):
+        y = (w * w).sum()
+        before = w._version
+        f(w)
+        assert w._version == before + 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+    assert fn.variants[0].hits == 2

@@ -115,7 +115,8 @@ class CallOutcome:
     values: list = None  # per variable: (dtype, shape, array)
     retained: list = None  # per retained variable: its .grad described or None
     grads: list = dataclasses.field(default_factory=list)  # per leaf: .grad described or None
-    leaves: list = dataclasses.field(default_factory=list)  # per leaf: (requires_grad, is_leaf, described values)
+    leaves: list = dataclasses.field(default_factory=list)  # per leaf: (requires_grad, is_leaf, described values,
+    #                                                          version count)
     strides: list = None  # per variable: its strides (reported apart: a layout, not a value)
     how: str = "eager"  # compiled calls: "trace" | "replay" | "eager" (how numgrad.compile ran it)
 
@@ -186,7 +187,7 @@ class Harness:
                 out.how = "trace" if after[0] > before[0] else "replay" if after[1] > before[1] else "eager"
             for leaf in self.leaves:
                 out.grads.append(_describe(leaf.grad))
-                out.leaves.append((bool(leaf.requires_grad), bool(leaf.is_leaf), _describe(leaf)))
+                out.leaves.append((bool(leaf.requires_grad), bool(leaf.is_leaf), _describe(leaf), leaf._version))
         return out
 
     def coverage(self):
@@ -297,6 +298,8 @@ def compare(program, got, ref):
         why = _diff(x[2], y[2])
         if why:
             fails.append(("leaf value", f"leaf{j}: {why}", j))
+        if x[3] != y[3]:
+            fails.append(("leaf version", f"leaf{j} version: compiled {x[3]}, eager {y[3]}", j))
     return fails
 
 

@@ -9,6 +9,8 @@ import sys
 import threading
 import weakref
 
+import numpy as np
+
 from .._core.state import STATE
 from .._core.warn import warn
 from ..backend import dispatch
@@ -330,7 +332,7 @@ def _rebuild(spec, args, node):
     kind = spec[0]
     if kind == "copy":
         _, arr, dtype, requires_grad, nr = spec
-        t = TensorBase._make(arr.copy(order="K") if dispatch.is_host(arr) else arr.copy(), dtype, requires_grad)
+        t = TensorBase._make(_copy_like(arr), dtype, requires_grad)
         if nr == -1:
             t._grad_fn = CompiledFunctionBackward()
         elif nr is not None:
@@ -344,6 +346,21 @@ def _rebuild(spec, args, node):
     if kind == "dict":
         return spec[1]({k: _rebuild(s, args, node) for k, s in spec[2].items()})
     return spec[1]
+
+
+def _copy_like(arr):
+    """A copy of a result with its strides, as eager returned it: a gapped or expanded view's too, over a
+    buffer spanning what those strides reach (so that view(), is_contiguous() and in-place writes into
+    overlapping memory behave as on eager's result), and the strides eager gave size-1 and empty dims."""
+    if not dispatch.is_host(arr):
+        return arr.copy()
+    out = arr.copy(order="K")
+    if out.strides == arr.strides:
+        return out
+    span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize if arr.size else 0
+    out = np.lib.stride_tricks.as_strided(np.empty(span, arr.dtype), arr.shape, arr.strides)
+    np.copyto(out, arr)
+    return out
 
 
 def _unproxy(value, inputs, args):

@@ -7,6 +7,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.state import STATE
 from ..backend import dispatch
+from ..backend.dispatch import norm as norm_rows
 from ..node import record
 from ._common import constant, new_tensor, wants
 from . import _norm_kernels
@@ -65,8 +66,9 @@ def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shape
                                                   batch_stats, list(want))
     else:
         rows = mean.size
-        grads = _norm_kernels.layer_norm_backward(dy.reshape(rows, -1), data.reshape(rows, -1), mean, invstd,
-                                                  weight, list(want))
+        dy2, x2 = dy.reshape(rows, -1), data.reshape(rows, -1)
+        grads = norm_rows.layer_norm_backward_rows(dy2, x2, mean, invstd, weight, want) or \
+            _norm_kernels.layer_norm_backward(dy2, x2, mean, invstd, weight, list(want))
     return tuple(None if d is None else d.reshape(shape) for d, shape in zip(grads, shapes))
 
 
@@ -276,6 +278,13 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps):
     """layer_norm's output, mean and inverse standard deviation (the statistics in keepdims shape)."""
+    kept = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)  # the statistics' keepdims shape
+    if x.size:
+        fast = norm_rows.layer_norm_rows(x.reshape(-1, int(np.prod(normalized_shape))),
+                                         None if weight is None else weight.reshape(-1),
+                                         None if bias is None else bias.reshape(-1), eps)
+        if fast is not None:
+            return fast[0].reshape(x.shape), fast[1].reshape(kept), fast[2].reshape(kept)
     with warnings.catch_warnings():  # the mean of no elements (an empty normalized shape) is NaN, silently
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = x.mean(axes, keepdims=True)

@@ -1,6 +1,7 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad."""
 import math
 
+import numpy as np
 
 from ..ops import creation
 from .._core import dtypes
@@ -53,8 +54,10 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = zeros_like_param(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = zeros_like_param(p)
-        state["step"]._data[...] += 1
-        step = float(state["step"].item())
+        count = state["step"]._data
+        count[...] += 1
+        # a host count read directly: item()'s device-aware path cost ~14 us per parameter per step
+        step = float(count) if count.__class__ is np.ndarray else float(state["step"].item())
         lr, wd = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
         decoupled = group["decoupled_weight_decay"]

@@ -1,5 +1,6 @@
 """CPU optimizer kernels: backend/optim.py's bodies under the CPU loop header, split over threads."""
 import functools
+import re
 
 import numpy as np
 
@@ -12,8 +13,12 @@ def kernel_source(body, dtype_name):
     """kernel(start, stop, arrays..., scalars...) updating elements [start, stop); `body` is one of
     backend/optim.py's (params, loop) pairs."""
     params, loop = body
-    params = "start, stop, " + params
-    return f"{HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel({params}):{loop}"
+    # the loops index views sliced from `start`, from 0: Numba wraps an index it cannot prove non-negative
+    # (range(start, stop)), which stops LLVM vectorising the loop (Adam's ran 8x slower that way)
+    arrays = list(dict.fromkeys(re.findall(r"(\w+)\[i\]", loop)))
+    views = f"\n    {', '.join(arrays)} = {', '.join(a + '[start:stop]' for a in arrays)}"
+    loop = loop.replace("for i in range(start, stop):", "for i in range(stop - start):")
+    return f"{HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel(start, stop, {params}):{views}{loop}"
 
 
 @functools.lru_cache(maxsize=None)

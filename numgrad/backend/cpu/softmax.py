@@ -3,44 +3,43 @@ from cache after its first pass, so a (4096, 1024) softmax costs one read and on
 import functools
 
 import numpy as np
+from llvmlite import ir
+from numba.extending import intrinsic
 
 from .. import loader
 from . import pool, threads
 from .kernels import HEADER, LOOP_HEADER
 
-# Loops that only map vectorise (exp included); sums and maxima use four independent lanes, since a
-# single float accumulator is a chain of dependent adds that keeps LLVM from vectorising the loop. Rows
-# are sliced and loops run over range(K): an index Numba cannot prove non-negative is checked (and
-# wrapped) element by element, which also stops vectorisation.
+
+# A row's max and sum are loop reductions that LLVM vectorises only when it may reorder them: fadd needs
+# the reassoc flag, and a float max must be llvm.maxnum (which skips a nan: a row holding one still comes
+# out all nan, through its exp and sum, as torch's).
+# Both set on these two operations only: reassoc on a whole function would also let LLVM regroup exp's
+# polynomial. The order of a row's additions then depends on LLVM's vector width, never on the thread
+# split, so eager and compiled steps (and any row count) agree bitwise.
+@intrinsic
+def add_reorderable(typingctx, a, b):
+    """a + b, which LLVM may regroup with the other additions of a reduction."""
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+    return a(a, b), codegen
+
+
+@intrinsic
+def maximum(typingctx, a, b):
+    """The larger of a and b, the other one if either is nan (llvm.maxnum, which vectorises as a reduction)."""
+    def codegen(context, builder, signature, args):
+        t = args[0].type
+        return builder.call(builder.module.declare_intrinsic("llvm.maxnum", [t], ir.FunctionType(t, [t, t])), args)
+    return a(a, b), codegen
+
+
+# Rows are sliced and loops run over range(K): an index Numba cannot prove non-negative is checked (and
+# wrapped) element by element, which also stops vectorisation. Sums accumulate in float64 (float32 rows
+# too); the float32 results are rounded once at the end.
 _SOURCE = """
-{header}
-def _lanes_max(a):
-    m0 = m1 = m2 = m3 = np.{dt}(-np.inf)
-    q = a.size // 4 * 4
-    for j in range(0, q, 4):
-        m0 = a[j] if a[j] > m0 else m0
-        m1 = a[j + 1] if a[j + 1] > m1 else m1
-        m2 = a[j + 2] if a[j + 2] > m2 else m2
-        m3 = a[j + 3] if a[j + 3] > m3 else m3
-    for j in range(q, a.size):
-        m0 = a[j] if a[j] > m0 else m0
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    return m2 if m2 > m0 else m0
-
-
-{header}
-def _lanes_sum(a):
-    s0 = s1 = s2 = s3 = np.float64(0)
-    q = a.size // 4 * 4
-    for j in range(0, q, 4):
-        s0 += a[j]
-        s1 += a[j + 1]
-        s2 += a[j + 2]
-        s3 += a[j + 3]
-    for j in range(q, a.size):
-        s0 += a[j]
-    return (s0 + s1) + (s2 + s3)
+# helpers {digest}
+from numgrad.backend.cpu.softmax import add_reorderable, maximum
 
 
 {header}
@@ -48,15 +47,21 @@ def forward(o0, o1, K, x, out, log):
     for o in range(o0, o1):
         xr = x[o * K:o * K + K]
         yr = out[o * K:o * K + K]
-        m = _lanes_max(xr)
+        m = np.{dt}(-np.inf)
         for j in range(K):
-            yr[j] = {exp}(xr[j] - m)
-        s = _lanes_sum(yr)
+            m = maximum(m, xr[j])
+        s = np.float64(0)
         if log:  # (x - max) - log(sum), in torch's order: adding log(sum) to max first loses digits
+            for j in range(K):
+                s = add_reorderable(s, np.float64({exp}(xr[j] - m)))
             ls = np.{dt}(math.log(s))
             for j in range(K):
                 yr[j] = (xr[j] - m) - ls
         else:
+            for j in range(K):
+                e = {exp}(xr[j] - m)
+                yr[j] = e
+                s = add_reorderable(s, np.float64(e))
             r = np.{dt}(1) / np.{dt}(s)
             for j in range(K):
                 yr[j] = yr[j] * r
@@ -68,14 +73,17 @@ def backward(o0, o1, K, g, y, out, log):
         gr = g[o * K:o * K + K]
         yr = y[o * K:o * K + K]
         dr = out[o * K:o * K + K]
+        s = np.float64(0)
         if log:
-            t = np.{dt}(_lanes_sum(gr))
+            for j in range(K):
+                s = add_reorderable(s, np.float64(gr[j]))
+            t = np.{dt}(s)
             for j in range(K):
                 dr[j] = gr[j] - {exp}(yr[j]) * t
         else:
             for j in range(K):
-                dr[j] = gr[j] * yr[j]
-            t = np.{dt}(_lanes_sum(dr))
+                s = add_reorderable(s, np.float64(gr[j] * yr[j]))
+            t = np.{dt}(s)
             for j in range(K):
                 dr[j] = yr[j] * (gr[j] - t)
 """
@@ -84,7 +92,7 @@ def backward(o0, o1, K, g, y, out, log):
 @functools.lru_cache(maxsize=None)
 def _module(dtype_name):
     exp = "exp_f32" if dtype_name == "float32" else "math.exp"
-    source = HEADER + _SOURCE.format(header=LOOP_HEADER, dt=dtype_name, exp=exp)
+    source = HEADER + _SOURCE.format(digest=loader.file_digest(__file__), header=LOOP_HEADER, dt=dtype_name, exp=exp)
     return loader.load_module(f"softmax_{dtype_name}", source)
 
 

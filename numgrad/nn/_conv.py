@@ -1,6 +1,8 @@
 """conv2d (im2col + one BLAS product per group, ConvolutionBackward0) and max_pool2d
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
+import functools
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -8,6 +10,7 @@ from .._core import dtypes
 from .._core.state import STATE
 from .._core.warn import warn_once
 from ..backend import dispatch
+from ..backend.cpu import window
 from ..node import record
 from ..ops import join
 from ..ops.indexing import gather
@@ -30,6 +33,11 @@ class _Geometry:
         self.hp = max(self.h + 2 * self.ph, (self.oh - 1) * self.sh + self.dh * (self.kh - 1) + 1)
         self.wp = max(self.w + 2 * self.pw, (self.ow - 1) * self.sw + self.dw * (self.kw - 1) + 1)
 
+    def key(self):
+        """The sizes as the tuple the window kernels take."""
+        return (self.n, self.c, self.h, self.w, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh,
+                self.dw, self.oh, self.ow)
+
     def padded(self, x, fill=0.0):
         if (self.hp, self.wp) == (self.h, self.w):
             return x
@@ -48,12 +56,16 @@ class _Geometry:
 
 def _im2col_data(x, geo):
     """(N, C, H, W) -> (C*kh*kw, N*oh*ow): one column per output position, rows grouped by channel."""
+    if window.supports(x.dtype):
+        return window.im2col(x, geo.key())
     cols = geo.windows(geo.padded(x), "cijnyx")
     return cols.reshape(geo.c * geo.kh * geo.kw, geo.n * geo.oh * geo.ow)
 
 
 def _col2im_data(cols, geo):
     """The adjoint of im2col: every column entry is added back to the input position it was read from."""
+    if window.supports(cols.dtype):
+        return window.col2im(cols, geo.key())
     out = np.zeros((geo.n, geo.c, geo.hp, geo.wp), cols.dtype)
     blocks = cols.reshape(geo.c, geo.kh, geo.kw, geo.n, geo.oh, geo.ow)
     for i in range(geo.kh):
@@ -67,6 +79,16 @@ def _col2im_data(cols, geo):
 def _col2im_array(cols, geo):
     """_col2im_data as a recorded call's function (numgrad.compile replays it on new values)."""
     return _fresh(_col2im_data(cols, geo))
+
+
+def _prepare_window(kernel):
+    """A replay of a recorded window function that writes into the trace's result(s) with `kernel`."""
+    def prepare(result, array, geo, *rest):
+        if not window.supports(array.dtype):
+            return None
+        outs = result if isinstance(result, tuple) else (result,)
+        return functools.partial(kernel, array, geo, *rest, *outs)
+    return prepare
 
 
 def _im2col_backward(node, g):
@@ -86,6 +108,10 @@ def _fresh(arr):
 def _im2col_array(x, geo):
     """_im2col_data as a recorded call's function (numgrad.compile replays it on new values)."""
     return _fresh(_im2col_data(x, geo))
+
+
+_im2col_array.prepare = _prepare_window(lambda x, geo, out: window.im2col(x, geo.key(), out))
+_col2im_array.prepare = _prepare_window(lambda cols, geo, out: window.col2im(cols, geo.key(), out))
 
 
 def im2col(x, geo):
@@ -267,21 +293,48 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
 def _conv_arrays(x, weight, bias, geo, groups):
     """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
-    out_channels = weight.shape[0]
     cols = _im2col_array(x, geo)
+    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
+    result = np.empty((geo.n, weight.shape[0], geo.oh, geo.ow), weight.dtype)
+    _conv_finish(weight, bias, geo, groups, cols, product, result)
+    return result, cols
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
+def _conv_finish(weight, bias, geo, groups, cols, product, result):
+    """The product of the weight and the columns into `product`, then into `result` as NCHW with the bias."""
+    out_channels = weight.shape[0]
     w2 = weight.reshape(out_channels, -1)
     if groups == 1:
-        out = np.matmul(w2, cols)
+        np.matmul(w2, cols, out=product)
     else:
-        out = np.matmul(w2.reshape(groups, out_channels // groups, -1),
-                        cols.reshape(groups, -1, cols.shape[1])).reshape(out_channels, -1)
-    out = out.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
-    return np.ascontiguousarray(out), cols
+        np.matmul(w2.reshape(groups, out_channels // groups, -1), cols.reshape(groups, -1, cols.shape[1]),
+                  out=product.reshape(groups, out_channels // groups, -1))
+    # (O, N, oh, ow) -> (N, O, oh, ow) in one pass, with the bias added on the way
+    out = product.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
+    if bias is None:
+        np.copyto(result, out)
+    else:
+        np.add(out, bias.reshape(1, -1, 1, 1), out=result)
+
+
+def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
+    window.im2col(x, geo.key(), cols)
+    _conv_finish(weight, bias, geo, groups, cols, product, result)
+
+
+def _prepare_conv(result, x, weight, bias, geo, groups):
+    """numgrad.compile's replay of _conv_arrays: into the trace's arrays, the product's buffer kept."""
+    out, cols = result
+    if not window.supports(x.dtype):
+        return None
+    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
+    return functools.partial(_conv_replay, x, weight, bias, geo, groups, cols, product, out)
+
+
+_conv_arrays.prepare = _prepare_conv
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
@@ -332,12 +385,23 @@ def _unpool_array(g, idx, plane, overlapping):
     """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it)."""
     rows = idx.shape[0]
     gd = g.reshape(rows, g.size // rows if rows else 0)
+    if not overlapping and window.supports(gd.dtype):
+        return window.unpool(gd, idx, plane)
     if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
         offsets = (np.arange(rows) * plane)[:, None]
         return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
     data = np.zeros((rows, plane), gd.dtype)
     np.put_along_axis(data, idx, gd, axis=1)
     return data
+
+
+def _prepare_unpool(result, g, idx, plane, overlapping):
+    if overlapping or not window.supports(g.dtype) or result.dtype != g.dtype:
+        return None
+    return functools.partial(window.unpool, g, idx, plane, result)
+
+
+_unpool_array.prepare = _prepare_unpool
 
 
 def _scatter_to_input(g, flat_indices, input_shape, overlapping):
@@ -413,6 +477,8 @@ def _lowest(dtype):
 def _max_pool_arrays(x, geo):
     """Each window's maximum of (N, C, H, W) array `x` and torch's `indices`: where it came from, as a flat
     index into the unpadded input plane."""
+    if window.supports(x.dtype):
+        return window.max_pool(x, geo.key(), _lowest(x.dtype))
     n, c, _, w = x.shape
     windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
     pos = windows.argmax(-1)  # the first maximum, as torch picks it
@@ -421,6 +487,10 @@ def _max_pool_arrays(x, geo):
     rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
     cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
     return values, (rows * w + cols).astype(np.int64)
+
+
+_max_pool_arrays.prepare = _prepare_window(
+    lambda x, geo, values, indices: window.max_pool(x, geo.key(), _lowest(x.dtype), values, indices))
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):

@@ -359,7 +359,11 @@ def _ufunc_into(fn, args, kwargs, out):
 
 
 def _prepare_numpy_op(result, fn, *args, **kwargs):
-    """A ufunc's replay writes into the trace's result instead of a new array (then copied)."""
+    """A ufunc's replay writes into the trace's result instead of a new array (then copied); a function
+    with a `prepare` of its own (conv2d's, max_pool2d's) makes its replay itself."""
+    own = getattr(fn, "prepare", None)
+    if own is not None:
+        return own(result, *args, **kwargs)
     if isinstance(fn, np.ufunc) and result.__class__ is np.ndarray and "out" not in kwargs and \
             all(a.__class__ is not np.ndarray or not np.may_share_memory(a, result) for a in args):
         return functools.partial(_ufunc_into, fn, args, kwargs, result)

@@ -1,0 +1,152 @@
+"""Sliding-window kernels for conv2d and max_pool2d: im2col, col2im, max pooling with its indices and the
+pooling gradient's scatter, each one pass over memory (NumPy's strided copies and argmax took several)."""
+import functools
+
+import numpy as np
+
+from .. import loader
+from . import threads
+from .kernels import HEADER, LOOP_HEADER
+
+# Geometry `g` is (n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow). Positions outside the input read
+# as zero (im2col) or are skipped (pooling); every kernel takes a (start, stop) range of independent rows
+# so that threads.over can split it.
+_SOURCE = """
+{header}
+def im2col(start, stop, x, cols, g):
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
+    # cols is (c*kh*kw, n, oh, ow): row r is channel r // (kh*kw) at kernel offset (i, j)
+    for r in range(start, stop):
+        ch = r // (kh * kw)
+        i = r // kw % kh
+        j = r % kw
+        for b in range(n):
+            for y in range(oh):
+                iy = y * sh + i * dh - ph
+                if iy < 0 or iy >= h:
+                    for xo in range(ow):
+                        cols[r, b, y, xo] = 0
+                    continue
+                for xo in range(ow):
+                    ix = xo * sw + j * dw - pw
+                    cols[r, b, y, xo] = x[b, ch, iy, ix] if 0 <= ix < w else 0
+
+
+{header}
+def col2im(start, stop, cols, out, g):
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
+    # out is (n*c, h, w), zeroed: plane p adds back every column entry read from it, offsets (i, j) in order
+    for p in range(start, stop):
+        b = p // c
+        ch = p % c
+        for i in range(kh):
+            for j in range(kw):
+                r = (ch * kh + i) * kw + j
+                for y in range(oh):
+                    iy = y * sh + i * dh - ph
+                    if iy < 0 or iy >= h:
+                        continue
+                    for xo in range(ow):
+                        ix = xo * sw + j * dw - pw
+                        if 0 <= ix < w:
+                            out[p, iy, ix] += cols[r, b, y, xo]
+
+
+{header}
+def max_pool(start, stop, x, values, indices, g, lowest):
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
+    # x is (n*c, h, w); the first maximum wins, a NaN beats any number (NumPy's argmax over the window,
+    # padding read as `lowest`: a window whose values are all `lowest` keeps its first position). The
+    # offsets inside the input are counted first, so no index needs checking.
+    for p in range(start, stop):
+        xp = x[p]
+        for y in range(oh):
+            y0 = y * sh - ph
+            i0 = max(0, (-y0 + dh - 1) // dh)
+            i1 = min(kh, (h - y0 + dh - 1) // dh)
+            for xo in range(ow):
+                x0 = xo * sw - pw
+                j0 = max(0, (-x0 + dw - 1) // dw)
+                j1 = min(kw, (w - x0 + dw - 1) // dw)
+                best = lowest
+                where = y0 * w + x0
+                for i in range(i0, i1):
+                    row = xp[y0 + i * dh]
+                    for j in range(j0, j1):
+                        v = row[x0 + j * dw]
+                        if v > best or (v != v and best == best):
+                            best = v
+                            where = (y0 + i * dh) * w + x0 + j * dw
+                values[p, y, xo] = best
+                indices[p, y, xo] = where
+
+
+{header}
+def unpool(start, stop, g, idx, out):
+    # out is (rows, plane), zeroed; windows do not overlap, so each position gets at most one value
+    for r in range(start, stop):
+        for q in range(idx.shape[1]):
+            out[r, idx[r, q]] = g[r, q]
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _module():
+    return loader.load_module("window", HEADER + _SOURCE.format(header=LOOP_HEADER))
+
+
+def _over(kernel, rows, size, *args):
+    threads.over(kernel, rows, *args, parallel=size >= threads.PARALLEL_MIN)
+
+
+def im2col(x, g, out=None):
+    """(c*kh*kw, n*oh*ow) columns of (n, c, h, w) array `x` for geometry tuple `g` (into C-order `out`)."""
+    n, c, _, _, kh, kw, _, _, _, _, _, _, oh, ow = g
+    out = np.empty((c * kh * kw, n * oh * ow), x.dtype) if out is None else out
+    _over(_module().im2col, c * kh * kw, out.size, np.ascontiguousarray(x), out.reshape(c * kh * kw, n, oh, ow), g)
+    return out
+
+
+def col2im(cols, g, out=None):
+    """The adjoint of im2col: (n, c, h, w), each column entry added to the input position it came from
+    (into C-order `out`)."""
+    n, c, h, w, kh, kw, _, _, _, _, _, _, oh, ow = g
+    if out is None:
+        out = np.zeros((n, c, h, w), cols.dtype)
+    else:
+        out.fill(0)
+    _over(_module().col2im, n * c, cols.size, np.ascontiguousarray(cols).reshape(c * kh * kw, n, oh, ow),
+          out.reshape(n * c, h, w), g)
+    return out
+
+
+def max_pool(x, g, lowest, values=None, indices=None):
+    """Each window's maximum of (n, c, h, w) array `x` and its flat index into the input plane (into
+    C-order `values` and `indices`)."""
+    n, c, h, w, _, _, _, _, _, _, _, _, oh, ow = g
+    values = np.empty((n, c, oh, ow), x.dtype) if values is None else values
+    indices = np.empty((n, c, oh, ow), np.int64) if indices is None else indices
+    _over(_module().max_pool, n * c, x.size, np.ascontiguousarray(x).reshape(n * c, h, w),
+          values.reshape(n * c, oh, ow), indices.reshape(n * c, oh, ow), g, x.dtype.type(lowest))
+    return values, indices
+
+
+def unpool(g, idx, plane, out=None):
+    """(rows, plane) zeros with row r's values of `g` put at its flat positions `idx[r]` (no overlaps;
+    into C-order `out`)."""
+    rows = idx.shape[0]
+    if out is None:
+        out = np.zeros((rows, plane), g.dtype)
+    else:
+        out.fill(0)
+    _over(_module().unpool, rows, out.size, np.ascontiguousarray(g).reshape(idx.shape), np.ascontiguousarray(idx),
+          out)
+    return out
+
+
+_DTYPES = frozenset(("float32", "float64", "int8", "int16", "int32", "int64", "uint8"))
+
+
+def supports(dtype):
+    """Whether the kernels take arrays of `dtype` (others go NumPy's way)."""
+    return dtype.name in _DTYPES

@@ -155,15 +155,36 @@ def compute_now(entry, args, compute, out_dtype, shape, strides=None):
     return dispatch.numpy_op(_compute_arrays, entry, values, compute.np, out_dtype, shape, strides)
 
 
-def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides):
-    """compute_now on arrays: one recorded call for numgrad.compile (it reads the inputs at replay)."""
+def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides, flat_out=None):
+    """compute_now on arrays: one recorded call for numgrad.compile (it reads the inputs at replay, and with
+    `flat_out`, the result's memory in its order, writes there)."""
     n = math.prod(shape)
     order = None if strides is None else memory_order(strides)
+    # operands are made at each call: a one-element input is read as a scalar then, a cast is made again
     kargs = [operand_array(a, shape, n, BOOL if nm in entry.bool_inputs else np_dtype, order)
              for a, nm in zip(values, entry.inputs)]
     (flat,) = dispatch.run_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                         KERNEL_DTYPE[np_dtype])
+                                         KERNEL_DTYPE[np_dtype], None if flat_out is None else [flat_out])
     return flat.reshape(shape) if strides is None else shaped(flat, shape, strides)
+
+
+def _prepare_compute(result, entry, values, np_dtype, out_dtype, shape, strides):
+    """A replay of _compute_arrays that writes into the trace's result (no new array, no copy)."""
+    if result.__class__ is not np.ndarray:
+        return None
+    flat = result.reshape(-1) if strides is None and result.flags.c_contiguous else result.base
+    if flat.__class__ is not np.ndarray or flat.ndim != 1 or flat.size != result.size or \
+            not np.shares_memory(flat, result):
+        return None
+    return functools.partial(_compute_quietly, entry, values, np_dtype, out_dtype, shape, strides, flat)
+
+
+@np.errstate(all="ignore")  # as dispatch.numpy_op runs it: IEEE results without NumPy's warnings
+def _compute_quietly(*args):
+    _compute_arrays(*args)
+
+
+_compute_arrays.prepare = _prepare_compute
 
 
 def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=None):

@@ -72,17 +72,23 @@ def kernel(t0, t1, x, out, idx, outer, K, inner, B):
 {lower.fold_statements(update, 16)}            out[o] = acc
             idx[o] = best
         else:
-            accs = np.empty(j1 - j0, np.{acc_dtype_name})
-            bests = np.zeros(j1 - j0, np.int64)
-            for j in range(j0, j1):
-                accs[j - j0] = x[base + j]
+            # rows are sliced and loops run from 0: an index Numba cannot prove non-negative is wrapped
+            # element by element, which keeps LLVM from vectorising the loop
+            w = j1 - j0
+            accs = np.empty(w, np.{acc_dtype_name})
+            bests = np.zeros(w, np.int64)
+            first = x[base + j0:base + j1]
+            for jj in range(w):
+                accs[jj] = first[jj]
             for k in range(1, K):
-                row = base + k * inner
-                for j in range(j0, j1):
-                    x_i = np.{acc_dtype_name}(x[row + j])
-{lower.fold_statements(update, 20, "accs[j - j0]", "bests[j - j0]")}            for j in range(j0, j1):
-                out[o * inner + j] = accs[j - j0]
-                idx[o * inner + j] = bests[j - j0]
+                xr = x[base + k * inner + j0:base + k * inner + j1]
+                for jj in range(w):
+                    x_i = np.{acc_dtype_name}(xr[jj])
+{lower.fold_statements(update, 20, "accs[jj]", "bests[jj]")}            out_r = out[o * inner + j0:o * inner + j1]
+            idx_r = idx[o * inner + j0:o * inner + j1]
+            for jj in range(w):
+                out_r[jj] = accs[jj]
+                idx_r[jj] = bests[jj]
 """
 
 

@@ -28,6 +28,14 @@ class Size(tuple):
     __rmul__ = __mul__
 
 
+def storage_span(shape, strides):
+    """Elements from the first to one past the last that a view of `shape` and element `strides` (none
+    negative) reaches: 0 for an empty view."""
+    if not math.prod(shape):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+
+
 def wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:

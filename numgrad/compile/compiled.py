@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from .._core.shapes import storage_span
 from .._core.state import STATE
 from .._core.warn import warn
 from ..backend import dispatch
@@ -357,8 +358,8 @@ def _copy_like(arr):
     out = arr.copy(order="K")
     if out.strides == arr.strides:
         return out
-    span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize if arr.size else 0
-    out = np.lib.stride_tricks.as_strided(np.empty(span, arr.dtype), arr.shape, arr.strides)
+    strides = [st // arr.itemsize for st in arr.strides]
+    out = dispatch.strided(np.empty(storage_span(arr.shape, strides), arr.dtype), arr.shape, strides, 0)
     np.copyto(out, arr)
     return out
 

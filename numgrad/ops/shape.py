@@ -1,5 +1,4 @@
 """Shape ops that return views (reshape, view, transpose, permute, expand, squeeze, ...), with backward."""
-import builtins
 import math
 
 import numpy as np
@@ -8,7 +7,7 @@ from .._core import dtypes
 from .._core.warn import warn_once
 from .._core.grad_mode import enable_grad
 from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED, op_name
-from .._core.shapes import wrap_dim
+from .._core.shapes import storage_span, wrap_dim
 from .._core.state import STATE
 from .. import lazy
 from ..backend import dispatch
@@ -370,7 +369,7 @@ def _root_memory(spec, make):
     if strides == lazy.contiguous_strides(shape):
         flat = make(math.prod(shape))
         return flat, flat.reshape(shape)
-    flat = make(1 + builtins.sum((n - 1) * st for n, st in zip(shape, strides)) if 0 not in shape else 0)
+    flat = make(storage_span(shape, strides))
     return flat, dispatch.strided(flat, shape, strides, 0)
 
 

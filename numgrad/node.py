@@ -69,6 +69,11 @@ class Node:
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def has_hooks(self):
+        """Whether user code runs with this node in backward: its pre- or post-hooks, a hook registered on
+        one of its outputs, or retain_grad on one."""
+        return bool(self._pre_hooks or self._post_hooks or self._tensor_pre_hooks or self._retained)
+
     def register_hook(self, fn):
         return add_hook(self._own("_post_hooks"), fn)
 

@@ -21,8 +21,7 @@ KERNEL_DTYPE = lazy.KERNEL_DTYPE
 def _fusable(node):
     return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and node.refusal is None
             and not node._freed
-            and not node._pre_hooks and not node._post_hooks and not node._tensor_pre_hooks
-            and not node._retained and _saved_as_recorded(node))
+            and not node.has_hooks() and _saved_as_recorded(node))
 
 
 def _saved_as_recorded(node):

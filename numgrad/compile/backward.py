@@ -83,20 +83,17 @@ class BackwardProgram:
     def check_versions(self, node):
         """Raises eager's error when a tensor the backward reads was modified in place since the forward."""
         for (saved, trace_node, _, output_nr), now in zip(self.saved, node.versions):
-            if output_nr is not None:
-                vc, version = node.outputs.get(output_nr, (None, None))
-                if vc is None or vc[0] == version:
-                    continue
-                stale = copy.copy(saved)
-                stale.vc, stale.version = vc, version
+            if output_nr is not None:  # a result handed out, as the user may have written it since
+                live, (vc, version) = None, node.outputs.get(output_nr, (None, None))
             else:
-                t, version = now
-                if t._vc[0] == version:
-                    continue
-                stale = copy.copy(saved)
-                stale.vc, stale.version = t._vc, version
-                if saved.tensor._base is None:  # the argument itself (a view of it keeps its own shape)
-                    stale.tensor = t
+                live, version = now
+                vc = live._vc
+            if vc is None or vc[0] == version:
+                continue
+            stale = copy.copy(saved)
+            stale.vc, stale.version = vc, version
+            if live is not None and saved.tensor._base is None:  # the tensor itself (a view keeps its shape)
+                stale.tensor = live
             stale.unpack(trace_node)  # eager's error: modified by an inplace operation
 
     def run(self, node, grads):
@@ -134,10 +131,11 @@ def capture(rec, roots, created, inputs, first_node):
     """Records the backward of the call's graph from `roots` (its results with a live graph) down to the
     edges leaving it (nodes numbered before `first_node`, and leaves' AccumulateGrad), while `rec` still
     records. Returns the BackwardProgram, or None when the graph breaks (the reason is in rec.breaks)."""
-    inside, boundary, saved = _walk([r._grad_fn for r in roots], first_node)
-    if inside is None:
+    walked = _walk([r._grad_fn for r in roots], first_node)
+    if walked is None:
         rec.graph_break("a hook or saved-tensor hook in the graph of a result (backward outside the call)")
         return None
+    boundary, saved = walked
     proxies = {id(inp.proxy): inp.position for inp in inputs}
     checks = []
     for v, node in saved:
@@ -161,12 +159,11 @@ def capture(rec, roots, created, inputs, first_node):
         rec.known[id(root)] = root
     rec.remember([buf for buf, _ in grad_inputs])
     start = len(rec.entries)
-    edges = [(node, nr) for node, nr in boundary]
     try:
         got = engine.run(roots, [TensorBase._make(buf, dtype) for buf, dtype in grad_inputs], True, False,
-                         capture=set(edges), accumulate=False, stop=True)
+                         capture=set(boundary), accumulate=False, stop=True)
         results = []
-        for edge in edges:
+        for edge in boundary:
             g = got.get(edge)
             results.append(None if g is None else (g._data, g._dtype))  # _data computes a pending value
     except RuntimeError as e:  # the graph's own error (freed by a backward in the call, say)
@@ -179,7 +176,7 @@ def capture(rec, roots, created, inputs, first_node):
         return None
     bound = [(weakref.ref(node.variable) if isinstance(node, AccumulateGrad) else None,
               None if isinstance(node, AccumulateGrad) else node, nr) for node, nr in boundary]
-    return BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], edges)
+    return BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], boundary)
 
 
 def _handle(t):
@@ -192,21 +189,21 @@ def _handle(t):
 
 
 def _walk(heads, first_node):
-    """The call's nodes below `heads` (numbered from `first_node` on), the edges leaving them in order,
-    and their saved tensors; (None, ...) when a hook would have to run."""
-    inside, boundary, saved, stack = set(), [], [], [h for h in heads]
+    """The edges leaving the call's nodes below `heads` (numbered from `first_node` on), in order, and
+    those nodes' saved tensors; None when a hook would have to run."""
+    inside, boundary, saved, stack = set(), [], [], list(heads)
     seen_edges = set()
     while stack:
         node = stack.pop()
         if node in inside:
             continue
-        if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retained:
-            return None, None, None
+        if node.has_hooks():
+            return None
         inside.add(node)
         for v in node._saved.values():
             if isinstance(v, SavedTensor):
                 if v.hooks is not None:
-                    return None, None, None
+                    return None
                 saved.append((v, node))
         for child, nr in node.next_functions:
             if child is None:
@@ -217,4 +214,4 @@ def _walk(heads, first_node):
                     boundary.append((child, nr))
             else:
                 stack.append(child)
-    return inside, boundary, saved
+    return boundary, saved

@@ -278,8 +278,8 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps):
     """layer_norm's output, mean and inverse standard deviation (the statistics in keepdims shape)."""
-    kept = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)  # the statistics' keepdims shape
     if x.size:
+        kept = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)  # the statistics' keepdims shape
         fast = norm_rows.layer_norm_rows(x.reshape(-1, int(np.prod(normalized_shape))),
                                          None if weight is None else weight.reshape(-1),
                                          None if bias is None else bias.reshape(-1), eps)

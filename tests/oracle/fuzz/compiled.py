@@ -61,6 +61,13 @@ def view_of(lib, leaf, spec):
     return leaf
 
 
+def _interpreter(values):
+    """The interpreter's step and backward, on the given values as its variables."""
+    run = Interpreter.__new__(Interpreter)
+    run.lib, run.leaves, run.env = numgrad, [], list(values)
+    return run
+
+
 def body(program, views_inside=False, backward_outside=False):
     """The program as a function of its input variables (of its leaves with views_inside: the views of the
     inputs are made in the call; with backward_outside it returns its variables and the tensors retain_grad
@@ -68,8 +75,7 @@ def body(program, views_inside=False, backward_outside=False):
     def fn(*values):
         if views_inside:
             values = [view_of(numgrad, leaf, spec) for leaf, spec in zip(values, program.inputs)]
-        run = Interpreter.__new__(Interpreter)  # the interpreter's step and backward, on the given values
-        run.lib, run.leaves, run.env = numgrad, [], list(values)
+        run = _interpreter(values)
         retained = []
         for s in program.steps:
             run.step(s)
@@ -151,8 +157,7 @@ class Harness:
     def _backward_outside(self, values, retained):
         """The program's backward on the call's results, then the results and retained .grads detached."""
         if self.program.backward is not None:
-            run = Interpreter.__new__(Interpreter)
-            run.lib, run.leaves, run.env = numgrad, [], list(values)
+            run = _interpreter(values)
             run.backward(self.program.backward)
         grads = [None if r.grad is None else r.grad.detach() for r in retained]
         return [t.detach() for t in values], grads

@@ -11,7 +11,7 @@ from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
-from ..backend.dispatch import indexing as device_index
+from ..backend.dispatch import indexing as device_index, loss as loss_kernels
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 
@@ -302,17 +302,22 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
 
 def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_classes, shape, want_coef):
     """The losses (shaped `shape` unreduced, else 0-d) and, with `want_coef`, the gradient's coefficients."""
-    x = np.moveaxis(input, class_dim, -1).reshape(-1, n_classes)
+    last = class_dim == input.ndim - 1  # classes already last (a (rows, classes) input): no moveaxis
+    moved = input if last else np.moveaxis(input, class_dim, -1)
+    x = moved.reshape(-1, n_classes)
     t = target.reshape(-1)
-    ignored = t == ignore_index
     bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
     if bad is not None:
         raise IndexError(f"Target {bad} is out of bounds.")
-    safe_t = np.where(ignored, 0, t)
     w = np.ones(n_classes, x.dtype) if weight is None else weight.astype(x.dtype)
-    wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
-    rows = np.arange(t.size)
-    losses = np.where(ignored, 0, -x[rows, safe_t] * wt).astype(x.dtype)  # an ignored target's loss is +0.0
+    rows = loss_kernels.nll_rows(x, t, w, ignore_index)
+    if rows is not None:
+        losses, wt = rows
+    else:
+        ignored = t == ignore_index
+        safe_t = np.where(ignored, 0, t)
+        wt = np.where(ignored, 0, w[safe_t]).astype(x.dtype)
+        losses = np.where(ignored, 0, -x[np.arange(t.size), safe_t] * wt).astype(x.dtype)  # an ignored target's loss is +0.0
     if reduction == "none":
         data, scale = losses.reshape(shape), 1
     elif reduction == "sum":
@@ -323,12 +328,15 @@ def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_cla
             data, scale = np.asarray(losses.sum() / total), 1 / total
     if not want_coef:
         return data, None
-    coef = np.zeros_like(x)
+    coef = np.zeros(x.shape, x.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):  # an all-ignored mean: the scale is 1/0
         # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
-        coef[rows, safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
-    moved = np.moveaxis(input, class_dim, -1).shape
-    return data, np.ascontiguousarray(np.moveaxis(coef.reshape(moved), -1, class_dim))
+        if rows is None or not loss_kernels.nll_coefficients(t, ignore_index, wt, x.dtype.type(scale), coef):
+            ignored = t == ignore_index
+            safe_t = np.where(ignored, 0, t)
+            coef[np.arange(t.size), safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
+    coef = coef.reshape(moved.shape)
+    return data, coef if last else np.ascontiguousarray(np.moveaxis(coef, -1, class_dim))
 
 
 def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_dim, n_classes):

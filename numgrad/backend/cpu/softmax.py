@@ -3,35 +3,10 @@ from cache after its first pass, so a (4096, 1024) softmax costs one read and on
 import functools
 
 import numpy as np
-from llvmlite import ir
-from numba.extending import intrinsic
 
 from .. import loader
 from . import pool, threads
 from .kernels import HEADER, LOOP_HEADER
-
-
-# A row's max and sum are loop reductions that LLVM vectorises only when it may reorder them: fadd needs
-# the reassoc flag, and a float max must be llvm.maxnum (which skips a nan: a row holding one still comes
-# out all nan, through its exp and sum, as torch's).
-# Both set on these two operations only: reassoc on a whole function would also let LLVM regroup exp's
-# polynomial. The order of a row's additions then depends on LLVM's vector width, never on the thread
-# split, so eager and compiled steps (and any row count) agree bitwise.
-@intrinsic
-def add_reorderable(typingctx, a, b):
-    """a + b, which LLVM may regroup with the other additions of a reduction."""
-    def codegen(context, builder, signature, args):
-        return builder.fadd(args[0], args[1], flags=("reassoc",))
-    return a(a, b), codegen
-
-
-@intrinsic
-def maximum(typingctx, a, b):
-    """The larger of a and b, the other one if either is nan (llvm.maxnum, which vectorises as a reduction)."""
-    def codegen(context, builder, signature, args):
-        t = args[0].type
-        return builder.call(builder.module.declare_intrinsic("llvm.maxnum", [t], ir.FunctionType(t, [t, t])), args)
-    return a(a, b), codegen
 
 
 # Rows are sliced and loops run over range(K): an index Numba cannot prove non-negative is checked (and
@@ -39,7 +14,7 @@ def maximum(typingctx, a, b):
 # too); the float32 results are rounded once at the end.
 _SOURCE = """
 # helpers {digest}
-from numgrad.backend.cpu.softmax import add_reorderable, maximum
+from numgrad.backend.cpu.intrinsics import add_reorderable, maximum
 
 
 {header}

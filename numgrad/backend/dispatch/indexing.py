@@ -6,6 +6,7 @@ import numpy as np
 
 from ...spec.table import ELEMENTWISE
 from .. import tape
+from ..cpu import scatter as cpu_scatter
 from . import from_host, full, on_gpu
 
 
@@ -97,9 +98,30 @@ def _write_region(data, basic, adv, vdata, accumulate):
         else:
             region[...] = vdata
     elif accumulate:
-        np.add.at(region, adv, vdata)
+        if not _add_rows(region, adv, vdata):
+            np.add.at(region, adv, vdata)
     else:
         region[adv] = vdata
+
+
+_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _add_rows(region, adv, vdata):
+    """np.add.at(region, adv, vdata) as cpu.scatter's row loop where it applies (one int64 index array over
+    the first dim of a C-order float region, values of the indexed shape and the region's dtype); False
+    elsewhere, and for an index out of range (np.add.at then raises NumPy's error)."""
+    if len(adv) != 1 or region.ndim == 0 or region.dtype not in _ROW_DTYPES or not region.flags.c_contiguous:
+        return False
+    (index,) = adv
+    if not isinstance(index, np.ndarray) or index.ndim != 1 or index.dtype != np.int64 or not index.size \
+            or not region.size:  # nothing to add (NumPy's reshape cannot infer a width from zero elements)
+        return False
+    vdata = np.asarray(vdata)
+    if vdata.dtype != region.dtype or vdata.shape != index.shape + region.shape[1:]:
+        return False
+    rows = region.shape[0]
+    return cpu_scatter.add_rows(region.reshape(rows, -1), index, np.ascontiguousarray(vdata).reshape(len(index), -1))
 
 
 def masked_fill(mask, value, x, shape):

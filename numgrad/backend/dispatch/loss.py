@@ -1,0 +1,38 @@
+"""nll_loss's row picks through the CPU's Numba loops where they apply (host float arrays, int64 targets);
+None elsewhere, and the caller's NumPy formulas run (the GPU path is nn/_loss.py's tensor ops)."""
+import numpy as np
+
+from ..cpu import loss as cpu_loss
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _index(ignore_index):
+    """ignore_index as an int64 the loops compare with: one outside int64 matches no checked target, nor does
+    -1 (the targets lie in [0, classes))."""
+    return ignore_index if -2 ** 63 <= ignore_index < 2 ** 63 else -1
+
+
+def _usable(x, target):
+    return (x.__class__ is np.ndarray and target.__class__ is np.ndarray and x.dtype in _FLOATS
+            and target.dtype == np.int64 and x.ndim == 2 and target.ndim == 1 and x.shape[0] == target.size)
+
+
+def nll_rows(x, target, weight, ignore_index):
+    """(losses, picked weights) of nll_loss for 2-d `x` (rows, classes), 1-d checked `target` and 1-d
+    `weight` of x's dtype, or None."""
+    if not _usable(x, target):
+        return None
+    losses, picked = np.empty(target.size, x.dtype), np.empty(target.size, x.dtype)
+    cpu_loss.nll_rows(np.ascontiguousarray(x), target, np.ascontiguousarray(weight), _index(ignore_index), losses,
+                     picked)
+    return losses, picked
+
+
+def nll_coefficients(target, ignore_index, picked, scale, coef):
+    """nll_loss's gradient coefficients into zeros `coef` (rows, classes) for the rows nll_rows picked:
+    -picked * scale at each row's target. False (nothing written) where the loops do not apply."""
+    if not (coef.__class__ is np.ndarray and coef.flags.c_contiguous and _usable(coef, target)):
+        return False
+    cpu_loss.nll_coefficients(target, _index(ignore_index), picked, scale, coef)
+    return True

@@ -2,8 +2,6 @@
 import functools
 import re
 
-import numpy as np
-
 from .. import loader
 from . import threads
 from .kernels import HEADER, LOOP_HEADER
@@ -32,9 +30,17 @@ def kernel(body, name, dtype_name):
     return loader.load_module(f"optim_{name}_{dtype_name}", kernel_source(body, dtype_name)).kernel
 
 
+_kernels = {}  # (name, dtype) -> kernel: found without the lru_cache's hash of the body's source per parameter
+
+
 def run(body, name, p, *args):
-    """Runs one optimizer's body over the host arrays (`p`, then its gradient and state), then scalars."""
+    """Runs one optimizer's body over the host arrays (`p`, then its gradient and state), then scalars (the
+    arrays come first, as backend/dispatch/optim.py passes them)."""
+    found = _kernels.get((name, p.dtype))
+    if found is None:
+        found = _kernels[(name, p.dtype)] = kernel(body, name, p.dtype.name)
     n = p.size
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    scalars = [a for a in args if not isinstance(a, np.ndarray)]
-    threads.over(kernel(body, name, p.dtype.name), n, p, *arrays, *scalars, parallel=n >= PARALLEL_MIN)
+    if n < PARALLEL_MIN:
+        found(0, n, p, *args)
+    else:
+        threads.over(found, n, p, *args)

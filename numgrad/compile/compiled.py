@@ -320,6 +320,15 @@ def _output_spec(value, created, inputs, roots):
             return ("input", position)
         if id(value) not in created:
             return ("object", value)
+        base = value._base
+        # (a view made a leaf itself, by requires_grad_(), stays a copy below)
+        if value._grad_fn is None and base is not None and not value._requires_grad and dispatch.is_host(base._data):
+            position = _input_position(base, inputs)
+            if position is not None:  # a view of an argument's proxy: of the argument at replay
+                return _view_spec(value, base, base._data, position)
+            root = dispatch.storage(base._data)
+            if id(base) not in created and root.flags.c_contiguous:
+                return _view_spec(value, base, root, None)
         nr = None if value._grad_fn is None else next((k for k, r in enumerate(roots) if r is value), -1)
         return ("copy", value._data, value._dtype, value._requires_grad, nr)
     if isinstance(value, (list, tuple)):
@@ -342,11 +351,42 @@ def _rebuild(spec, args, node):
         return t
     if kind == "input":
         return args[spec[1]]
+    if kind == "view":
+        return _rebuild_view(args, *spec[1:])
     if kind == "seq":
         return _sequence(spec[1], [_rebuild(s, args, node) for s in spec[2]])
     if kind == "dict":
         return spec[1]({k: _rebuild(s, args, node) for k, s in spec[2].items()})
     return spec[1]
+
+
+def _view_spec(view, base, root, position):
+    """A result that is a view without history of an argument (`position`) or of a tensor from before the
+    call (made under no_grad, or of a base that needs no grad): rebuilt at each replay as the same view of
+    that tensor, as eager returns it (sharing its memory and version counter, and requiring grad when the
+    base does), not as a copy. The view is placed by element strides and offset within `root`: the base's
+    storage, or for an argument its proxy's buffer, laid out as the argument. The versions the view
+    remembers are kept as distances from the base's count at the end of the call. Host memory only."""
+    data = view._data
+    now = base._vc[0]
+    return ("view", None if position is not None else base, None if position is not None else root, position,
+            data.shape, [st // data.itemsize for st in data.strides], dispatch.element_offset(data, root),
+            None if view._view_version is None else now - view._view_version,
+            None if view._no_grad_view is None else now - view._no_grad_view, view._multi_output)
+
+
+def _rebuild_view(args, base, root, position, shape, strides, offset, view_age, no_grad_age, multi_output):
+    if position is not None:
+        base = args[position]
+        root = base._data if base._data.flags.c_contiguous else np.ascontiguousarray(base._data)
+    t = TensorBase._make(dispatch.strided(root.reshape(-1), shape, strides, offset), base._dtype)
+    t._vc, t._base, t._is_inference = base._vc, base, base._is_inference
+    now = base._vc[0]
+    t._view_version = None if view_age is None else now - view_age
+    if no_grad_age is not None:
+        t._no_grad_view = now - no_grad_age
+    t._multi_output = multi_output
+    return t
 
 
 def _copy_like(arr):

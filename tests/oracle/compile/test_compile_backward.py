@@ -189,3 +189,70 @@ def test_eval_under_no_grad_and_training_share_the_module():
         for p, q in zip(model.parameters(), reference.parameters()):
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     assert len(call._compiled.variants) == 2 and all(v.hits == 2 for v in call._compiled.variants)
+
+
+@pytest.mark.parametrize("grad_mode", ["no_grad inside", "base needs no grad"])
+def test_a_returned_view_of_a_tensor_from_before_the_call_stays_its_view(grad_mode):
+    """Compile fuzz, seed 13, program 1052: a view without history of a tensor from before the call (made under
+    no_grad of a leaf that requires grad, or of a tensor that needs none) came back as a copy with
+    requires_grad False, so backward through it raised where eager and torch do not. It is now the same view
+    at each replay: requires_grad as the base says, the base's memory and version counter."""
+    def run(lib, compiled):
+        leaf = lib.tensor(np.arange(6.0).reshape(3, 2, 1), requires_grad=grad_mode == "no_grad inside")
+
+        def f(x):
+            if grad_mode == "no_grad inside":
+                with lib.no_grad():
+                    v = x.permute(2, 1, 0)
+            else:
+                v = x.permute(2, 1, 0)
+            return [v, v * 2]
+        call = numgrad.compile(f) if compiled else f
+        seen = []
+        for k in range(3):
+            v, w = call(leaf)
+            seen.append((v.requires_grad, v.grad_fn is None, w.requires_grad, v.detach().numpy().copy(),
+                         w.detach().numpy().copy()))
+            if v.requires_grad:
+                v.sum().backward()  # no error: its gradient flows nowhere
+                seen.append(None if leaf.grad is None else leaf.grad.numpy().copy())
+            with lib.no_grad():
+                leaf.add_(1.0)  # through the view too, as eager's: one memory, one version counter
+            seen.append((v._version == leaf._version, v.detach().numpy().copy()))
+        return seen, call
+
+    eager, _ = run(numgrad, False)
+    compiled, call = run(numgrad, True)
+    reference, _ = run(torch, False)
+    assert sum(v.hits for v in call.variants) >= 1  # replayed (a call while results await backward runs eager)
+    for ours, theirs in ((compiled, eager), (eager, reference)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            if a is None or b is None or isinstance(a, np.ndarray):
+                assert (a is None) == (b is None)
+                continue
+            assert [x for x in a if not isinstance(x, np.ndarray)] == [x for x in b if not isinstance(x, np.ndarray)]
+            for x, y in zip(a, b):
+                if isinstance(x, np.ndarray):
+                    np.testing.assert_array_equal(x, y)
+
+
+def test_a_returned_view_made_a_leaf_inside_the_call_takes_its_gradient():
+    """Compile fuzz, seed 11, program 785: a view of an argument made to require grad inside the call
+    (requires_grad_) is a leaf of its own: backward outside the call fills its .grad, as eager's."""
+    def run(compiled):
+        x = numgrad.tensor(np.array([[[-0.5, 2.0], [2.0, -0.5], [0.5, -2.0]]]))
+
+        def f(t):
+            _, middle, _ = t.unbind(1)
+            return middle.requires_grad_(True)
+        call = numgrad.compile(f) if compiled else f
+        grads = []
+        for _ in range(3):
+            v = call(x)
+            (v * v).sum().backward()
+            grads.append((v.requires_grad, v.is_leaf, v.grad.numpy().copy()))
+        return grads
+    for ours, theirs in zip(run(True), run(False)):
+        assert ours[:2] == theirs[:2]
+        np.testing.assert_array_equal(ours[2], theirs[2])

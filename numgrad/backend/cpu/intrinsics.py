@@ -1,5 +1,7 @@
 """LLVM operations Numba does not spell: an addition LLVM may regroup and a float max that vectorises, so
-the row kernels' reductions (softmax, layer_norm) run as vector loops."""
+the row kernels' reductions (softmax, layer_norm, sums along a row) run as vector loops. Generated kernels
+carry this file's digest (kernels.HEADER); norm.py is compiled from its own file, whose Numba cache does not
+see a change here: touch it too when this file changes."""
 from llvmlite import ir
 from numba.extending import intrinsic
 
@@ -12,8 +14,11 @@ from numba.extending import intrinsic
 # split, so eager and compiled steps (and any row count) agree bitwise.
 @intrinsic
 def add_reorderable(typingctx, a, b):
-    """a + b, which LLVM may regroup with the other additions of a reduction."""
+    """a + b, which LLVM may regroup with the other additions of a reduction (integers: a plain add, which
+    LLVM regroups anyway)."""
     def codegen(context, builder, signature, args):
+        if isinstance(args[0].type, ir.IntType):
+            return builder.add(args[0], args[1])
         return builder.fadd(args[0], args[1], flags=("reassoc",))
     return a(a, b), codegen
 

@@ -256,6 +256,18 @@ def _cat(arrays, axis, np_dtype):
     return data
 
 
+def _prepare_cat(result, arrays, axis, np_dtype):
+    """A replay of a host concatenation writing into the trace's result (C order, as _cat made it) instead of
+    a new array then copied; None on the GPU or where the result could overlap an input."""
+    if result.__class__ is not np.ndarray or not result.flags.c_contiguous or \
+            any(a.__class__ is not np.ndarray or np.may_share_memory(a, result) for a in arrays):
+        return None
+    return functools.partial(np.concatenate, arrays, axis=axis, casting="unsafe", out=result)  # out: its dtype
+
+
+_cat.prepare = _prepare_cat
+
+
 def stack(arrays, axis, np_dtype):
     """np.stack cast to `np_dtype`; on the GPU, copies into slices of one new array."""
     return tape.call(_stack, arrays, axis, np_dtype)

@@ -14,6 +14,21 @@ from .kernels import HEADER, LOOP_HEADER
 # too); the float32 results are rounded once at the end.
 # Four functions, not one per direction with `log` a flag: Numba compiles a function on its first call, so a
 # step that uses only log_softmax (cross_entropy) compiles only its two (about 0.4 s saved on a cold start).
+# Each direction's rows start alike: a row's slices, the forward's max, the sum to come.
+_FORWARD_ROWS = """    for o in range(o0, o1):
+        xr = x[o * K:o * K + K]
+        yr = out[o * K:o * K + K]
+        m = np.{dt}(-np.inf)
+        for j in range(K):
+            m = maximum(m, xr[j])
+        s = np.float64(0)
+"""
+_BACKWARD_ROWS = """    for o in range(o0, o1):
+        gr = g[o * K:o * K + K]
+        yr = y[o * K:o * K + K]
+        dr = out[o * K:o * K + K]
+        s = np.float64(0)
+"""
 _SOURCE = """
 # helpers {digest}
 from numgrad.backend.cpu.intrinsics import add_reorderable, maximum
@@ -21,14 +36,7 @@ from numgrad.backend.cpu.intrinsics import add_reorderable, maximum
 
 {header}
 def forward(o0, o1, K, x, out):
-    for o in range(o0, o1):
-        xr = x[o * K:o * K + K]
-        yr = out[o * K:o * K + K]
-        m = np.{dt}(-np.inf)
-        for j in range(K):
-            m = maximum(m, xr[j])
-        s = np.float64(0)
-        for j in range(K):
+{forward_rows}        for j in range(K):
             e = {exp}(xr[j] - m)
             yr[j] = e
             s = add_reorderable(s, np.float64(e))
@@ -39,14 +47,7 @@ def forward(o0, o1, K, x, out):
 
 {header}
 def log_forward(o0, o1, K, x, out):
-    for o in range(o0, o1):
-        xr = x[o * K:o * K + K]
-        yr = out[o * K:o * K + K]
-        m = np.{dt}(-np.inf)
-        for j in range(K):
-            m = maximum(m, xr[j])
-        s = np.float64(0)
-        # (x - max) - log(sum), in torch's order: adding log(sum) to max first loses digits
+{forward_rows}        # (x - max) - log(sum), in torch's order: adding log(sum) to max first loses digits
         for j in range(K):
             s = add_reorderable(s, np.float64({exp}(xr[j] - m)))
         ls = np.{dt}(math.log(s))
@@ -56,12 +57,7 @@ def log_forward(o0, o1, K, x, out):
 
 {header}
 def backward(o0, o1, K, g, y, out):
-    for o in range(o0, o1):
-        gr = g[o * K:o * K + K]
-        yr = y[o * K:o * K + K]
-        dr = out[o * K:o * K + K]
-        s = np.float64(0)
-        for j in range(K):
+{backward_rows}        for j in range(K):
             s = add_reorderable(s, np.float64(gr[j] * yr[j]))
         t = np.{dt}(s)
         for j in range(K):
@@ -70,12 +66,7 @@ def backward(o0, o1, K, g, y, out):
 
 {header}
 def log_backward(o0, o1, K, g, y, out):
-    for o in range(o0, o1):
-        gr = g[o * K:o * K + K]
-        yr = y[o * K:o * K + K]
-        dr = out[o * K:o * K + K]
-        s = np.float64(0)
-        for j in range(K):
+{backward_rows}        for j in range(K):
             s = add_reorderable(s, np.float64(gr[j]))
         t = np.{dt}(s)
         for j in range(K):
@@ -86,7 +77,9 @@ def log_backward(o0, o1, K, g, y, out):
 @functools.lru_cache(maxsize=None)
 def _module(dtype_name):
     exp = "exp_f32" if dtype_name == "float32" else "math.exp"
-    source = HEADER + _SOURCE.format(digest=loader.file_digest(__file__), header=LOOP_HEADER, dt=dtype_name, exp=exp)
+    rows = {"forward_rows": _FORWARD_ROWS.format(dt=dtype_name), "backward_rows": _BACKWARD_ROWS}
+    source = HEADER + _SOURCE.format(digest=loader.file_digest(__file__), header=LOOP_HEADER, dt=dtype_name, exp=exp,
+                                     **rows)
     return loader.load_module(f"softmax_{dtype_name}", source)
 
 

@@ -16,6 +16,7 @@ from .._core.state import STATE
 from .._core.warn import warn
 from ..backend import dispatch
 from ..node import Node, sequence_now
+from ..ops.shape import view_of
 from ..tensor_base import TensorBase
 from . import backward as _backward
 from . import recorder as _recorder
@@ -379,12 +380,11 @@ def _rebuild_view(args, base, root, position, shape, strides, offset, view_age, 
     if position is not None:
         base = args[position]
         root = base._data if base._data.flags.c_contiguous else np.ascontiguousarray(base._data)
-    t = TensorBase._make(dispatch.strided(root.reshape(-1), shape, strides, offset), base._dtype)
-    t._vc, t._base, t._is_inference = base._vc, base, base._is_inference
+    t = view_of(base, dispatch.strided(root.reshape(-1), shape, strides, offset))
+    # what eager's view remembered, not what view_of derives from the grad mode at this point of the replay
     now = base._vc[0]
     t._view_version = None if view_age is None else now - view_age
-    if no_grad_age is not None:
-        t._no_grad_view = now - no_grad_age
+    t._no_grad_view = None if no_grad_age is None else now - no_grad_age
     t._multi_output = multi_output
     return t
 

@@ -331,9 +331,9 @@ def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_cla
     coef = np.zeros(x.shape, x.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):  # an all-ignored mean: the scale is 1/0
         # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
-        if rows is None or not loss_kernels.nll_coefficients(t, ignore_index, wt, x.dtype.type(scale), coef):
-            ignored = t == ignore_index
-            safe_t = np.where(ignored, 0, t)
+        if rows is not None:  # the loops apply to coef wherever they did to x: C-order zeros of its shape
+            loss_kernels.nll_coefficients(t, ignore_index, wt, x.dtype.type(scale), coef)
+        else:  # `ignored` and `safe_t` from NumPy's picks above
             coef[np.arange(t.size), safe_t] = np.where(ignored, 0, -wt * np.asarray(scale, x.dtype))
     coef = coef.reshape(moved.shape)
     return data, coef if last else np.ascontiguousarray(np.moveaxis(coef, -1, class_dim))

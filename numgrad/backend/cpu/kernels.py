@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from ...spec.table import REDUCTIONS
 from .. import loader, lower
 from ..arrays import length_error
 from . import pool, threads
@@ -52,7 +53,7 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     return outs
 
 
-SUM_UPDATE = ("ACC = ACC + x_i",)  # spec.table's sum: its row loop may regroup (below)
+SUM_UPDATE = REDUCTIONS["sum"].update  # its row loop may regroup (below)
 
 
 def reduction_source(update, acc_dtype_name):

@@ -15,6 +15,9 @@ from ..cpu import softmax as cpu_softmax
 from ..cuda import runtime as cuda_runtime
 from .. import tape
 
+# the dtypes the CPU's hand-written row loops (layer_norm, nll_loss, rows added at repeated indices) take
+ROW_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
 
 def full(shape, value, np_dtype, like=None, gpu=False):
     """`value` everywhere in a new array of `shape`: on the GPU when `gpu` is true or array `like` lives

@@ -7,7 +7,7 @@ import numpy as np
 from ...spec.table import ELEMENTWISE
 from .. import tape
 from ..cpu import scatter as cpu_scatter
-from . import from_host, full, on_gpu
+from . import ROW_FLOATS, from_host, full, on_gpu
 
 
 def _cuda_index():
@@ -104,14 +104,11 @@ def _write_region(data, basic, adv, vdata, accumulate):
         region[adv] = vdata
 
 
-_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _add_rows(region, adv, vdata):
     """np.add.at(region, adv, vdata) as cpu.scatter's row loop where it applies (one int64 index array over
     the first dim of a C-order float region, values of the indexed shape and the region's dtype); False
     elsewhere, and for an index out of range (np.add.at then raises NumPy's error)."""
-    if len(adv) != 1 or region.ndim == 0 or region.dtype not in _ROW_DTYPES or not region.flags.c_contiguous:
+    if len(adv) != 1 or region.ndim == 0 or region.dtype not in ROW_FLOATS or not region.flags.c_contiguous:
         return False
     (index,) = adv
     if not isinstance(index, np.ndarray) or index.ndim != 1 or index.dtype != np.int64 or not index.size \

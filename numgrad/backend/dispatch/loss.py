@@ -3,8 +3,7 @@ None elsewhere, and the caller's NumPy formulas run (the GPU path is nn/_loss.py
 import numpy as np
 
 from ..cpu import loss as cpu_loss
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+from . import ROW_FLOATS
 
 
 def _index(ignore_index):
@@ -14,7 +13,7 @@ def _index(ignore_index):
 
 
 def _usable(x, target):
-    return (x.__class__ is np.ndarray and target.__class__ is np.ndarray and x.dtype in _FLOATS
+    return (x.__class__ is np.ndarray and target.__class__ is np.ndarray and x.dtype in ROW_FLOATS
             and target.dtype == np.int64 and x.ndim == 2 and target.ndim == 1 and x.shape[0] == target.size)
 
 

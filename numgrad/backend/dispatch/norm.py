@@ -3,13 +3,13 @@ caller's NumPy formulas run (the GPU, torch's Welford order for rows near overfl
 import numpy as np
 
 from ..cpu import norm as cpu_norm
+from . import ROW_FLOATS
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_EMPTY = {dt: np.zeros(0, dt) for dt in _FLOATS}
+_EMPTY = {dt: np.zeros(0, dt) for dt in ROW_FLOATS}
 
 
 def _usable(*arrays):
-    return all(a is None or (a.__class__ is np.ndarray and a.dtype in _FLOATS) for a in arrays)
+    return all(a is None or (a.__class__ is np.ndarray and a.dtype in ROW_FLOATS) for a in arrays)
 
 
 def layer_norm_rows(x, weight, bias, eps):

@@ -68,7 +68,8 @@ class Variant:
         self.mode = mode
         self.backward = backward  # the BackwardProgram of results whose graph leaves the call, or None
         self.pending = None  # weak reference to the node of the last results, while their backward may come
-        self.arg_spec = arg_spec  # per argument: ("input", _Input) | ("same", obj) | ("value", type, v)
+        self.arg_spec = arg_spec  # per argument: ("input", _Input, None) | ("same", obj, None) | ("value", type, v)
+        self.loads = [(x.position, x) for kind, x, _ in arg_spec if kind == "input"]
         self.entries = rec.entries
         self.external = list(rec.external.values())
         self.grad_guards = [(leaf, g, None if g is None else g._arr) for leaf, g in rec.grad_guards]
@@ -100,14 +101,14 @@ class Variant:
         if (STATE.grad_enabled, STATE.inference, STATE.fusion, keywords) != self.mode or \
                 len(args) != len(self.arg_spec):
             return False
-        for a, (kind, x, *rest) in zip(args, self.arg_spec):
+        for a, (kind, x, value) in zip(args, self.arg_spec):
             if kind == "input":
                 if not x.accepts(a):
                     return False
             elif kind == "same":
                 if a is not x:
                     return False
-            elif type(a) is not x or a != rest[0]:
+            elif type(a) is not x or a != value:
                 return False
         for ref, arr, requires_grad in self.external:
             t = ref()
@@ -119,9 +120,8 @@ class Variant:
         return True
 
     def replay(self, args):
-        for a, (kind, x, *rest) in zip(args, self.arg_spec):
-            if kind == "input":
-                x.load(a)
+        for position, inp in self.loads:
+            inp.load(args[position])
         for entry in self.entries:
             entry()
         for vc, increment in self.bumps:
@@ -195,14 +195,14 @@ class CompiledFunction:
             if _proxyable(a):
                 inp = _Input(position, a)
                 rec.known[id(dispatch.storage(inp.buf))] = dispatch.storage(inp.buf)
-                arg_spec.append(("input", inp))
+                arg_spec.append(("input", inp, None))
                 inputs.append(inp)
                 call_args.append(inp.proxy)
             elif isinstance(a, (*_SCALARS, numbers.Number)):
                 arg_spec.append(("value", type(a), a))
                 call_args.append(a)
             else:
-                arg_spec.append(("same", a))
+                arg_spec.append(("same", a, None))
                 call_args.append(a)
         first_node = sequence_now()  # the call's own autograd nodes are numbered from here
         previous = _recorder.start(rec)
@@ -331,7 +331,10 @@ def _output_spec(value, created, inputs, roots):
             if id(base) not in created and root.flags.c_contiguous:
                 return _view_spec(value, base, root, None)
         nr = None if value._grad_fn is None else next((k for k, r in enumerate(roots) if r is value), -1)
-        return ("copy", value._data, value._dtype, value._requires_grad, nr)
+        arr = value._data
+        # (the buffer is the same at each replay: whether a plain copy keeps its strides is known now)
+        plain = dispatch.is_host(arr) and arr.copy(order="K").strides == arr.strides
+        return ("copy", arr, value._dtype, value._requires_grad, nr, plain)
     if isinstance(value, (list, tuple)):
         return ("seq", type(value), [_output_spec(v, created, inputs, roots) for v in value])
     if isinstance(value, dict):
@@ -342,8 +345,8 @@ def _output_spec(value, created, inputs, roots):
 def _rebuild(spec, args, node):
     kind = spec[0]
     if kind == "copy":
-        _, arr, dtype, requires_grad, nr = spec
-        t = TensorBase._make(_copy_like(arr), dtype, requires_grad)
+        _, arr, dtype, requires_grad, nr, plain = spec
+        t = TensorBase._make(arr.copy(order="K") if plain else _copy_like(arr), dtype, requires_grad)
         if nr == -1:
             t._grad_fn = CompiledFunctionBackward()
         elif nr is not None:

@@ -337,6 +337,33 @@ def test_no_warnings_on_the_replay_path():
         fn(x)
 
 
+def test_replayed_casts_fills_and_0d_constants_match_eager_and_torch_at_the_edges():
+    """The tape's lean replays of a narrowing cast (a float32 sum accumulated in float64), of a fill and of a
+    0-d constant: a sum past float32's range is inf, a NaN stays NaN, with no warning, as eager and torch."""
+    def f(lib, x):
+        z = lib.zeros(3)
+        z.add_(x)  # a recorded write into a fill: each replay fills again
+        c = lib.tensor(2.0)
+        c.mul_(x[0])  # and into a 0-d constant
+        return x.sum(), (z * c).sum()
+
+    fn = numgrad.compile(lambda x: f(numgrad, x))
+    big = np.finfo(np.float32).max
+    cases = [[1.0, 2.0, 3.0], [big, big, 1.0], [-big, -big, 1.0], [np.nan, 1.0, 1.0], [np.inf, -np.inf, 1.0],
+             [0.5, 0.25, 1.0]]
+    for values in cases:
+        x = np.array(values, np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = [t.item() for t in fn(numgrad.tensor(x))]
+        with np.errstate(all="ignore"):
+            eager = [t.item() for t in f(numgrad, numgrad.tensor(x))]
+        reference = [t.item() for t in f(torch, torch.tensor(x))]
+        np.testing.assert_array_equal(got, eager)
+        np.testing.assert_array_equal(got, reference)
+    assert fn.variants[0].hits == len(cases) - 1, fn.eager_reason
+
+
 @pytest.mark.parametrize("fusion", [True, False])
 def test_mse_regression_step_matches_eager_and_torch(fusion):
     def run(lib, compiled):

@@ -1,0 +1,62 @@
+"""The vectorising float32 exp and erf (backend/cpu/scalar_math.py) against the float64 libm values rounded to
+float32, where the far tails meet their clamps: subnormal results of exp, exp of -inf (a masked softmax),
+and erf saturating to +-1."""
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+from numgrad.backend.cpu.scalar_math import erf_f32, exp_f32
+
+
+def _loop(f):
+    @njit(error_model="numpy")
+    def run(x, out):
+        for i in range(x.size):
+            out[i] = f(x[i])
+    return run
+
+
+_EXP, _ERF = _loop(exp_f32), _loop(erf_f32)
+
+
+def _ulps(got, want):
+    """Distance in float32 steps (the integer order of the bit patterns; both finite and of one sign)."""
+    return np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+
+
+def _run(kernel, xs):
+    out = np.empty_like(xs)
+    kernel(xs, out)
+    return out
+
+
+def test_exp_underflows_gradually_and_gives_zero_below_its_range():
+    # from normal results through the subnormals to zero, and past the clamp at -103.97
+    xs = np.concatenate([np.linspace(-80, -87.3, 2001), np.linspace(-87.3, -103.97, 20001),
+                         np.linspace(-103.97, -110, 2001), [-200, -1e30, -np.inf]]).astype(np.float32)
+    got = _run(_EXP, xs)
+    want = np.array([math.exp(float(x)) for x in xs], np.float64).astype(np.float32)
+    assert (got >= 0).all()
+    assert _ulps(got, want).max() <= 1
+    assert (got[xs < -104] == 0).all() and got[-1] == 0
+    assert (got[(xs < -87.4) & (xs > -103.9)] > 0).all()  # subnormal, not flushed to zero
+
+
+def test_exp_edges():
+    xs = np.array([np.inf, 88.7, 88.8, 0.0, -0.0, np.nan], np.float32)
+    got = _run(_EXP, xs)
+    assert got[0] == np.inf and got[2] == np.inf and got[3] == 1 and got[4] == 1 and np.isnan(got[5])
+    assert _ulps(got[1:2], np.float32([math.exp(float(xs[1]))])).max() <= 1
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_erf_saturates_to_one_and_keeps_its_accuracy_before(sign):
+    xs = sign * np.concatenate([np.linspace(0, 3.95, 40001), np.linspace(3.95, 12, 4001),
+                                [13.5, 20, 100, 1e10, 3.4e38]]).astype(np.float32)
+    got = _run(_ERF, xs)
+    want = np.array([math.erf(float(x)) for x in xs], np.float64).astype(np.float32)
+    assert _ulps(np.abs(got), np.abs(want)).max() <= 3  # the documented 2.6 ulp, in whole steps
+    assert (got[np.abs(xs) >= 3.92] == sign).all()
+    assert _run(_ERF, np.float32([sign * np.inf]))[0] == sign and np.isnan(_run(_ERF, np.float32([np.nan]))[0])

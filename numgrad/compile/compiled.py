@@ -445,9 +445,12 @@ def describe(variant, name):
              f"arrays, live calls {variant.live_calls}"]
     for i, e in enumerate(variant.entries):
         fn = getattr(e, "func", e)
+        args = e.args[1] if fn is _recorder._copy_results else getattr(e, "args", ())
         inner = e.args[0] if fn is _recorder._copy_results else fn
         if getattr(inner, "__name__", "") == "_array_result":  # dispatch.numpy_op: name the function it ran
-            inner = e.args[1][0]
-        text = getattr(e, "describes", None) or f"{getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', inner)}"
+            inner = args[0]
+        name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or type(inner).__name__
+        module = getattr(inner, "__module__", None) or type(getattr(inner, "__self__", None)).__module__  # arr.fill
+        text = getattr(e, "describes", None) or f"{module}.{name}"
         lines.append(f"  {i:3d} {text}")
     return "\n".join(lines)

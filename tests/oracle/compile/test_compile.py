@@ -9,6 +9,7 @@ import torch
 import numgrad
 from numgrad.bench.workloads import chain
 from numgrad.compile import GraphBreak
+from numgrad.compile.compiled import describe
 
 nn = numgrad.nn
 
@@ -327,10 +328,30 @@ def test_debug_prints_the_tape(monkeypatch, capsys):
     assert "numgrad.compile: <lambda>:" in err and "fused map kernel" in err
 
 
+def test_replayed_masked_fill_reads_new_inputs_and_masks():
+    """A replayed host masked_fill writes into the trace's buffer: each call's input and broadcast mask, with
+    the fills written in the code (-inf, as attention masks use it), as eager and torch give them."""
+    def f(lib, x, mask):
+        return (x.masked_fill(mask, -1.5) * 2).masked_fill(~mask, float("-inf")).softmax(-1)
+
+    fn = numgrad.compile(lambda x, mask: f(numgrad, x, mask))
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+        mask = rng.random((4, 4)) < 0.5
+        mask[:, 0] = True  # no row all -inf (NaN rows are another test's business)
+        got = fn(numgrad.tensor(x), numgrad.tensor(mask))
+        eager = f(numgrad, numgrad.tensor(x), numgrad.tensor(mask))
+        reference = f(torch, torch.tensor(x), torch.tensor(mask))
+        np.testing.assert_array_equal(got.numpy(), eager.numpy())
+        np.testing.assert_allclose(got.numpy(), reference.numpy(), rtol=1e-6, atol=1e-7)
+    assert fn.variants[0].hits == 3, fn.eager_reason
+    assert sum(line.endswith("_masked_fill_into") for line in describe(fn.variants[0], "f").splitlines()) == 2
+
+
 def test_describe_names_each_entry_on_one_line():
     """NumPy work recorded through dispatch.numpy_op (an embedding's gradient written at its indices) and bound
     array methods are named by the function they run, never printed as their array arguments."""
-    from numgrad.compile.compiled import describe
     emb = numgrad.nn.Embedding(10, 4)
     fn = numgrad.compile(lambda idx: emb(idx).sum().backward())
     idx = numgrad.tensor(np.arange(64) % 10)

@@ -311,6 +311,14 @@ def write_pending_into(result, target):
     return True
 
 
+def softmax_rows_backward(g, y, log):
+    """softmax's (log_softmax's) last-dim backward for pending gradient `g` into host output array `y`: g's
+    expression is computed inside the row kernel and never stored."""
+    program = fused.Program(g._shape)
+    var = tensor_value(program, g)
+    return dispatch.row_softmax_backward_pending(program, var, y, log)
+
+
 def fold_region(t, split=0, kind="sum", acc_dtype="float64"):
     """Folds tensor `t` (sum, max or min) over its dims from `split` on in one pass with several
     accumulators; a pending `t` is computed inside the pass and never stored."""

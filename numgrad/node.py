@@ -42,6 +42,9 @@ class Node:
     _post_hooks = HookDict()
     _freed = False
     next_functions = ()
+    # whether the backward can read an incoming gradient still pending (a fused elementwise expression) inside
+    # its own kernel, never storing it: an elementwise node then leaves that gradient pending (softmax's)
+    takes_pending_grad = False
 
     def __init__(self):
         self._seq = next(_sequence)
@@ -276,7 +279,7 @@ def op_node_class(name, backward_fn):
     if cls is None:
         def bound(self, *grads, _fn=backward_fn):
             return _fn(self, *grads)
-        attrs = {"backward_fn": bound}
+        attrs = {"backward_fn": bound, "takes_pending_grad": getattr(backward_fn, "takes_pending_grad", False)}
         if "::" in name:
             attrs["name"] = lambda self, _full=name: _full
         cls = _node_classes[key] = type(name.split("::")[-1], (OpNode,), attrs)

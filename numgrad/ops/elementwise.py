@@ -204,7 +204,7 @@ class ElementwiseBackward(Node):
             r = results.get(nm)
             if r is not None:
                 shape, dtype = self.meta[nm]
-                if r._data.shape != shape:
+                if r._shape != shape:
                     r = r._sum_to(shape)
                 if r._dtype is not dtype:
                     r = r.to(dtype)
@@ -212,7 +212,42 @@ class ElementwiseBackward(Node):
         return out
 
     def _kernel_mode(self, g, values):
-        plan, compute, shape = self.plan, self.compute, self.out_shape
+        plan = self.plan
+        pending = self._pending_targets(g) if plan.exprs and STATE.fusion else None
+        if pending:
+            return self._partly_pending(g, values, pending)
+        return self._kernel_results(plan, g, values)
+
+    def _pending_targets(self, g):
+        """The gradients to leave pending: those going, in this node's dtype and shape, to a node that reads a
+        pending gradient inside its own kernel (softmax's backward: the gradient then never goes to memory)."""
+        plan, compute = self.plan, self.compute
+        if g._dtype is not compute or g.is_cuda:  # (the row kernels are the CPU's)
+            return None
+        found = []
+        for nm in plan.expr_targets:
+            child = self.next_functions[plan.differentiable.index(nm)][0]
+            if child is not None and child.takes_pending_grad and self.meta[nm] == (self.out_shape, compute):
+                found.append(nm)
+        return found
+
+    def _partly_pending(self, g, values, pending):
+        """Gradients `pending` as fused expressions of g and the saved values (the derivative's tensor ops, in
+        no-grad mode: the lazy layer defers them), the others by the kernel of a plan without them."""
+        plan = self.plan
+        # the rest first: the plan of the same op with the pending gradients' inputs needing none (its kernel
+        # reads g's and the saved arrays, which would compute an expression already pending on them)
+        groups = {plan.pattern[self.entry.inputs.index(nm)] for nm in pending}
+        rest = _plan(self.entry.name, tuple(-1 if p in groups else p for p in plan.pattern))
+        unpacked = dict(zip(plan.saved_attrs, values))  # (unpacked once: saved-tensor hooks see one unpack)
+        results = self._kernel_results(rest, g, [unpacked[attr] for attr in rest.saved_attrs])
+        exprs = dict(zip(plan.expr_targets, (expr for _, expr in plan.exprs)))
+        namespace = dict(EXPRESSION_FUNCS, g=g, **dict(zip(plan.used, values)))
+        results.update({nm: eval(_compiled(exprs[nm]), {"__builtins__": {}}, namespace) for nm in pending})
+        return results
+
+    def _kernel_results(self, plan, g, values):
+        compute, shape = self.compute, self.out_shape
         np_dtype, n = compute.np, math.prod(shape)
         results = {nm: _zeros_like(g, shape, compute) for nm in plan.zero}
         for nm in plan.passed:  # the derivative is g itself: no pass over memory

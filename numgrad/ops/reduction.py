@@ -522,15 +522,25 @@ def logsumexp(t, dim=_NO_DIM, keepdim=False):
 def _softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
     if _row_kernel_applies(out, d):
-        return (_result(dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, False), out._dtype),)
+        return (_result(_row_backward(g, out, False), out._dtype),)
     return (out * (g - sum(g * out, d, keepdim=True)),)
 
 
 def _log_softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
     if _row_kernel_applies(out, d):
-        return (_result(dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, True), out._dtype),)
+        return (_result(_row_backward(g, out, True), out._dtype),)
     return (g - out.exp() * sum(g, d, keepdim=True),)
+
+
+# an elementwise node before them leaves their gradient pending (ops/elementwise.py): the row kernel computes it
+_softmax_backward.takes_pending_grad = _log_softmax_backward.takes_pending_grad = True
+
+
+def _row_backward(g, out, log):
+    if lazy.pending(g) is not None and g._dtype is out._dtype and g._shape == out._shape:
+        return lazy.softmax_rows_backward(g, out._data, log)
+    return dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, log)
 
 
 def _row_kernel_applies(t, d):

@@ -92,7 +92,7 @@ def _kind_at(eff, shape, k):
 
 # Loops index from 0 into per-row slices: Numba checks every index that might be negative (and wraps
 # it), which keeps LLVM from vectorising a loop over range(start, stop); one over range(n) it vectorises.
-def _row_slices(program, indent, full, row, read_cols=True):
+def row_slices(program, indent, full, row, read_cols=True):
     """Per-row views: full leaves sliced by `full`, row leaves by `row`, column leaves read once (a
     fold receives them as scalars instead)."""
     pad = " " * indent
@@ -107,14 +107,14 @@ def _row_slices(program, indent, full, row, read_cols=True):
     return lines
 
 
-def _element(program, indent):
+def element(program, indent):
     """Loads of leaf values at position jj of the row slices, then the steps."""
     pad = " " * indent
     lines = [f"{pad}l{k} = R{k}[jj]" for k, leaf in enumerate(program.leaves) if leaf.kind in ("full", "row")]
     return lines + [f"{pad}{var} = {code}" for var, code in program.code()]
 
 
-def _params(program):
+def params(program):
     return ", ".join(f"L{i}" if leaf.kind != "scalar" else f"l{i}" for i, leaf in enumerate(program.leaves))
 
 
@@ -122,11 +122,11 @@ def map_source(program, outputs):
     """A loop over rows o and positions j0..j1 within them, writing each output var at o * inner + j."""
     outs = ", ".join(f"O{k}" for k in range(len(outputs)))
     lines = ["    for o in range(o0, o1):", "        base = o * inner"]
-    lines += _row_slices(program, 8, "base + j0:base + j1", "j0:j1")
+    lines += row_slices(program, 8, "base + j0:base + j1", "j0:j1")
     lines += [f"        S{k} = O{k}[base + j0:base + j1]" for k in range(len(outputs))]
-    lines += ["        for jj in range(j1 - j0):"] + _element(program, 12)
+    lines += ["        for jj in range(j1 - j0):"] + element(program, 12)
     lines += [f"            S{k}[jj] = {var}" for k, (var, _) in enumerate(outputs)]
-    return (f"{HEADER}\n\n{LOOP_HEADER}\ndef kernel(o0, o1, j0, j1, inner, {_params(program)}, {outs}):\n"
+    return (f"{HEADER}\n\n{LOOP_HEADER}\ndef kernel(o0, o1, j0, j1, inner, {params(program)}, {outs}):\n"
             + "\n".join(lines) + "\n")
 
 
@@ -152,8 +152,8 @@ def fold_source(program, var, acc_dtype, kind="sum"):
     length K) gives it a buffer; a whole-region fold gets one from the caller."""
     leaves, f = program.leaves, FOLDS[kind]
     pad = " " * 12
-    body = _row_slices(program, 8, "b:e", "b - i0:e - i0", read_cols=False) + ["        for jj in range(e - b):"]
-    body += _element(program, 12)
+    body = row_slices(program, 8, "b:e", "b - i0:e - i0", read_cols=False) + ["        for jj in range(e - b):"]
+    body += element(program, 12)
     fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}" for k, leaf in enumerate(leaves))
     params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(leaves))
     per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from .. import loader
-from . import pool, threads
+from . import fused, pool, threads
 from .kernels import HEADER, LOOP_HEADER
 
 
@@ -103,3 +103,50 @@ def backward(g, y, log, out=None):
     """The gradient for `g` flowing into softmax (log_softmax) output `y`, over the last dim."""
     module = _module(y.dtype.name)
     return _rows(module.log_backward if log else module.backward, [g, y], y.shape, y.dtype, out)
+
+
+# ---- the backward of a gradient still pending (softmax(x) * w, a dropout after softmax): its fused expression
+# is computed in the row loop and kept in the output row until the row's sum is known, so it never goes to
+# memory (a (4096, 1024) step: one write and one read of 16 MB fewer). The same arithmetic as backward's.
+_PENDING = """{header}from numgrad.backend.cpu.intrinsics import add_reorderable
+
+
+{loop_header}
+def kernel(o0, o1, K, {params}, y, out):
+    for o in range(o0, o1):
+        base = o * K
+{slices}
+        yr = y[base:base + K]
+        dr = out[base:base + K]
+        s = np.float64(0)
+        for jj in range(K):
+{element}
+            dr[jj] = {var}
+            s = add_reorderable(s, np.float64({term}))
+        t = np.{dt}(s)
+        for jj in range(K):
+            dr[jj] = {result}
+"""
+
+
+def _pending_source(program, var, log, dtype_name):
+    exp = "exp_f32" if dtype_name == "float32" else "math.exp"
+    return _PENDING.format(header=HEADER, loop_header=LOOP_HEADER, params=fused.params(program),
+                           slices="\n".join(fused.row_slices(program, 8, "base:base + K", "0:K")),
+                           element="\n".join(fused.element(program, 12)), var=var, dt=dtype_name,
+                           term="dr[jj]" if log else "dr[jj] * yr[jj]",
+                           result=f"dr[jj] - {exp}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
+
+
+def backward_pending(program, var, y, log, out=None):
+    """backward for an incoming gradient that is `var` of fused `program` (over y's shape), never stored."""
+    if program.sources:
+        program.refresh()
+    _, K, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
+    module = loader.cached(("softmax_pending", log, y.dtype.name, program.key((var,))), "softmax_pending",
+                           lambda: _pending_source(program, var, log, y.dtype.name))
+    flat = np.ascontiguousarray(y).reshape(-1)
+    out = pool.empty(flat.size, y.dtype, y.shape) if out is None else out
+    threads.over(module.kernel, flat.size // K, K, *args, flat, out.reshape(-1),
+                 parallel=flat.size >= threads.PARALLEL_MIN)
+    return out

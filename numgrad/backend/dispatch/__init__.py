@@ -346,6 +346,12 @@ def row_softmax_backward(g, y, log):
     return tape.call_into("out", cpu_softmax.backward, g, y, log)
 
 
+def row_softmax_backward_pending(program, var, y, log):
+    """row_softmax_backward for a gradient that is `var` of fused `program` (host leaves), computed in the row
+    loop (see cpu/softmax.py)."""
+    return tape.call_into("out", cpu_softmax.backward_pending, program, var, y, log)
+
+
 def from_host(arr):
     """A GPU copy of host array `arr`."""
     from ..cuda.array import from_host

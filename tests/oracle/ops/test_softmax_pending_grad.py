@@ -1,0 +1,124 @@
+"""An elementwise node whose gradient goes to softmax's (log_softmax's) backward leaves it pending, and the
+row kernel computes it in its loop (ops/elementwise.py, cpu/softmax.backward_pending): gradients against
+torch and against the unfused path, for whole, per-row, per-column and scalar operands, and that the pending
+path ran."""
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+import numgrad.lazy
+from numgrad.compile.compiled import describe
+
+
+@pytest.fixture
+def pending_calls(monkeypatch):
+    calls = []
+    original = numgrad.lazy.softmax_rows_backward
+
+    def counting(*args):
+        calls.append(args[2])
+        return original(*args)
+    monkeypatch.setattr(numgrad.lazy, "softmax_rows_backward", counting)
+    return calls
+
+
+def _grads(lib, f, arrays, fusion=True):
+    tensors = [lib.tensor(a, requires_grad=True) for a in arrays]
+    if lib is numgrad:
+        with numgrad.fusion(fusion):
+            f(lib, *tensors).sum().backward()
+    else:
+        f(lib, *tensors).sum().backward()
+    return [t.grad.numpy() for t in tensors]
+
+
+CONSUMERS = {
+    "times a tensor": (lambda lib, x, w: lib.softmax(x, -1) * w, lambda s: [s]),
+    "times a row": (lambda lib, x, w: lib.softmax(x, -1) * w, lambda s: [s[-1:]]),
+    "times a column": (lambda lib, x, w: w * lib.softmax(x, -1), lambda s: [s[:-1] + (1,)]),
+    "divided by a tensor": (lambda lib, x, w: lib.softmax(x, -1) / (w.abs() + 1), lambda s: [s]),
+    "times a number": (lambda lib, x: lib.softmax(x, -1) * 3.0, lambda s: []),
+    "log, times a tensor": (lambda lib, x, w: lib.log_softmax(x, -1) * w, lambda s: [s]),
+    "log, minus a tensor": (lambda lib, x, w: w - lib.log_softmax(x, -1), lambda s: [s]),
+}
+
+
+PENDING = {"times a tensor", "times a row", "times a column", "times a number", "log, times a tensor"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (5, 33), (2, 3, 64)])
+@pytest.mark.parametrize("consumer", sorted(CONSUMERS))
+def test_gradients_match_torch_and_the_unfused_path(consumer, shape, dtype, pending_calls):
+    f, extra = CONSUMERS[consumer]
+    rng = np.random.default_rng(len(consumer) + len(shape))
+    arrays = [rng.standard_normal(shape).astype(dtype)] + [rng.standard_normal(s).astype(dtype) for s in extra(shape)]
+    ours = _grads(numgrad, f, arrays)
+    # (a gradient that another node's backward also reads, or one made by a fused region, is stored as before)
+    assert bool(pending_calls) is (consumer in PENDING), pending_calls
+    unfused = _grads(numgrad, f, arrays, fusion=False)
+    reference = _grads(torch, f, arrays)
+    tol = dict(rtol=2e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    for a, b, c in zip(ours, unfused, reference):
+        assert a.dtype == c.dtype and a.shape == c.shape
+        np.testing.assert_allclose(a, b, **tol)
+        np.testing.assert_allclose(a, c, **tol)
+
+
+def test_dropout_after_softmax_takes_the_pending_path(pending_calls):
+    x = np.random.default_rng(0).standard_normal((4, 50)).astype(np.float32)
+    numgrad.manual_seed(0)
+    t = numgrad.tensor(x, requires_grad=True)
+    y = numgrad.nn.functional.dropout(numgrad.softmax(t, -1), 0.3)
+    y.sum().backward()
+    assert pending_calls
+    s = numgrad.softmax(numgrad.tensor(x), -1).numpy()
+    g = np.where(y.detach().numpy() != 0, np.float32(1 / 0.7), 0).astype(np.float32)  # dropout's mask, scaled
+    expected = s * (g - (g * s).sum(-1, keepdims=True))
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_a_gradient_reading_the_softmax_output_itself_is_still_right():
+    """softmax(x) * softmax(x): the pending gradient reads y's storage, which the backward reads too."""
+    x = np.random.default_rng(1).standard_normal((6, 9)).astype(np.float32)
+    ours = _grads(numgrad, lambda lib, t: lib.softmax(t, -1) * lib.softmax(t, -1).detach(), [x])
+    reference = _grads(torch, lambda lib, t: lib.softmax(t, -1) * lib.softmax(t, -1).detach(), [x])
+    np.testing.assert_allclose(ours[0], reference[0], rtol=1e-5, atol=1e-7)
+
+
+def test_nonfinite_rows_as_torch():
+    x = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
+    x[0, 3], x[1, :], x[2, 5] = np.nan, -np.inf, np.inf
+    w = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    for log in (False, True):
+        def f(lib, a, b):
+            return (lib.log_softmax if log else lib.softmax)(a, -1) * b
+        ours, reference = _grads(numgrad, f, [x, w]), _grads(torch, f, [x, w])
+        for a, b in zip(ours, reference):
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+            np.testing.assert_allclose(np.nan_to_num(a), np.nan_to_num(b), rtol=1e-5, atol=1e-7)
+
+
+def test_compiled_step_replays_the_pending_kernel_bitwise_as_eager():
+    def step(lib, x, w):
+        s = (lib.softmax(x, -1) * w).sum()
+        s.backward()
+        return s
+
+    fn = numgrad.compile(lambda x, w: step(numgrad, x, w))
+    rng = np.random.default_rng(4)
+    # (no .numpy() of x or w: an array handed to NumPy is read at once, never by a pending expression)
+    arrays = [rng.standard_normal((16, 40)).astype(np.float32) for _ in range(2)]
+    x, w, xe, we = (numgrad.tensor(a, requires_grad=True) for a in arrays + arrays)
+    for k in range(4):
+        with numgrad.no_grad():
+            for t in (x, w, xe, we):
+                t.mul_(1.1)
+                t.grad = None
+        a, b = fn(x, w), step(numgrad, xe, we)
+        assert a.item() == b.item()
+        np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
+        np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
+    assert fn.variants[0].hits == 3, fn.eager_reason
+    assert any(line.endswith("backward_pending") for line in describe(fn.variants[0], "step").splitlines())

@@ -243,7 +243,10 @@ class ElementwiseBackward(Node):
         results = self._kernel_results(rest, g, [unpacked[attr] for attr in rest.saved_attrs])
         exprs = dict(zip(plan.expr_targets, (expr for _, expr in plan.exprs)))
         namespace = dict(EXPRESSION_FUNCS, g=g, **dict(zip(plan.used, values)))
-        results.update({nm: eval(_compiled(exprs[nm]), {"__builtins__": {}}, namespace) for nm in pending})
+        for nm in pending:
+            r = eval(_compiled(exprs[nm]), {"__builtins__": {}}, namespace)
+            # (a number as _tensor_mode makes it; not hasattr(r, "_data"), which would compute r)
+            results[nm] = r if isinstance(r, TensorBase) else creation.full_like(g, r)
         return results
 
     def _kernel_results(self, plan, g, values):

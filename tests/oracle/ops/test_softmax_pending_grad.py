@@ -122,3 +122,48 @@ def test_compiled_step_replays_the_pending_kernel_bitwise_as_eager():
         np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
     assert fn.variants[0].hits == 3, fn.eager_reason
     assert any(line.endswith("backward_pending") for line in describe(fn.variants[0], "step").splitlines())
+
+
+def _edge_run(lib, mode, x0, w0):
+    x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0, requires_grad=True)
+    seen = {}
+    y = lib.softmax(x, -1)
+    if mode == "retain_grad":
+        y.retain_grad()
+    elif mode == "hook":
+        y.register_hook(lambda g: g * 2)
+    elif mode == "hook reads":
+        y.register_hook(lambda g: seen.setdefault("g", g.detach().clone()))
+    if mode == "saved-tensor hooks":
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+            z = y * w
+    else:
+        z = y * w
+    if mode == "create_graph":
+        (gx,) = lib.autograd.grad(z.sum(), x, create_graph=True)
+        gx.sum().backward()
+        return [x.grad, w.grad]
+    if mode == "autograd.grad":
+        return list(lib.autograd.grad(z.sum(), (x, w)))
+    z.sum().backward(retain_graph=mode == "retain_graph")
+    if mode == "retain_graph":
+        z.sum().backward()
+    out = [x.grad, w.grad]
+    if mode == "retain_grad":  # the retained gradient keeps its values through a later write to w
+        with lib.no_grad():
+            w.mul_(3)
+        out += [y.grad, w]
+    if mode == "hook reads":
+        out.append(seen["g"])
+    return out
+
+
+@pytest.mark.parametrize("mode", ["retain_grad", "hook", "hook reads", "saved-tensor hooks", "create_graph",
+                                  "autograd.grad", "retain_graph"])
+def test_hooks_retained_gradients_and_graph_modes_as_torch(mode):
+    rng = np.random.default_rng(5)
+    x0, w0 = (rng.standard_normal((4, 9)).astype(np.float32) for _ in range(2))
+    ours, reference = _edge_run(numgrad, mode, x0, w0), _edge_run(torch, mode, x0, w0)
+    assert len(ours) == len(reference)
+    for a, b in zip(ours, reference):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-7)

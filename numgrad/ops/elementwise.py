@@ -225,8 +225,8 @@ class ElementwiseBackward(Node):
         if g._dtype is not compute or g.is_cuda:  # (the row kernels are the CPU's)
             return None
         found = []
-        for nm in plan.expr_targets:
-            child = self.next_functions[plan.differentiable.index(nm)][0]
+        for nm, edge in plan.target_edges[:len(plan.expr_targets)]:  # (the targets' edges come first)
+            child = self.next_functions[edge][0]
             if child is not None and child.takes_pending_grad and self.meta[nm] == (self.out_shape, compute):
                 found.append(nm)
         return found
@@ -242,11 +242,8 @@ class ElementwiseBackward(Node):
         unpacked = dict(zip(plan.saved_attrs, values))  # (unpacked once: saved-tensor hooks see one unpack)
         results = self._kernel_results(rest, g, [unpacked[attr] for attr in rest.saved_attrs])
         exprs = dict(zip(plan.expr_targets, (expr for _, expr in plan.exprs)))
-        namespace = dict(EXPRESSION_FUNCS, g=g, **dict(zip(plan.used, values)))
-        for nm in pending:
-            r = eval(_compiled(exprs[nm]), {"__builtins__": {}}, namespace)
-            # (a number as _tensor_mode makes it; not hasattr(r, "_data"), which would compute r)
-            results[nm] = r if isinstance(r, TensorBase) else creation.full_like(g, r)
+        namespace = _namespace(g, plan.used, values)
+        results.update({nm: _derivative(exprs[nm], namespace, g) for nm in pending})
         return results
 
     def _kernel_results(self, plan, g, values):
@@ -263,16 +260,25 @@ class ElementwiseBackward(Node):
         return results
 
     def _tensor_mode(self, g, values):
-        namespace = dict(EXPRESSION_FUNCS, g=g, **dict(zip(self.plan.used, values)))
+        namespace = _namespace(g, self.plan.used, values)
         results = {}
         for nm in self.plan.needed:
             expr = self.entry.grads[nm]
-            if expr == "zeros":
-                results[nm] = creation.zeros_like(g)
-            else:
-                r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
-                results[nm] = r if hasattr(r, "_data") else creation.full_like(g, r)
+            results[nm] = creation.zeros_like(g) if expr == "zeros" else _derivative(expr, namespace, g)
         return results
+
+
+def _namespace(g, used, values):
+    """The names a derivative expression reads: the tensor-op vocabulary, g and the node's saved values."""
+    return dict(EXPRESSION_FUNCS, g=g, **dict(zip(used, values)))
+
+
+def _derivative(expr, namespace, g):
+    """Derivative `expr` evaluated as tensor ops (differentiable with create_graph, pending in no-grad mode with
+    fusion on); a number comes out as a tensor of g's shape. (isinstance, not hasattr(r, "_data"), which would
+    compute a pending result.)"""
+    r = eval(_compiled(expr), {"__builtins__": {}}, namespace)
+    return r if isinstance(r, TensorBase) else creation.full_like(g, r)
 
 
 def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):

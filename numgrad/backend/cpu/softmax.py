@@ -74,22 +74,27 @@ def log_backward(o0, o1, K, g, y, out):
 """
 
 
+def _exp(dtype_name):
+    """The kernels' exp: float32's vectorising one (scalar_math.exp_f32), libm's for float64."""
+    return "exp_f32" if dtype_name == "float32" else "math.exp"
+
+
 @functools.lru_cache(maxsize=None)
 def _module(dtype_name):
-    exp = "exp_f32" if dtype_name == "float32" else "math.exp"
     rows = {"forward_rows": _FORWARD_ROWS.format(dt=dtype_name), "backward_rows": _BACKWARD_ROWS}
-    source = HEADER + _SOURCE.format(digest=loader.file_digest(__file__), header=LOOP_HEADER, dt=dtype_name, exp=exp,
-                                     **rows)
+    source = HEADER + _SOURCE.format(digest=loader.file_digest(__file__), header=LOOP_HEADER, dt=dtype_name,
+                                     exp=_exp(dtype_name), **rows)
     return loader.load_module(f"softmax_{dtype_name}", source)
 
 
-def _rows(kernel, arrays, out_shape, dtype, out=None):
+def _rows(kernel, arrays, out_shape, dtype, out=None, lead=()):
+    """kernel(o0, o1, K, *lead, *arrays flat, out) over the rows, split over the threads when large."""
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
     # shaped, not a view: a gradient the engine may keep; a replay's buffer when given
     out = pool.empty(flat[0].size, dtype, out_shape) if out is None else out
     rows = flat[0].size // K if K else 0
-    threads.over(kernel, rows, K, *flat, out.reshape(-1), parallel=flat[0].size >= threads.PARALLEL_MIN)
+    threads.over(kernel, rows, K, *lead, *flat, out.reshape(-1), parallel=flat[0].size >= threads.PARALLEL_MIN)
     return out
 
 
@@ -130,23 +135,18 @@ def kernel(o0, o1, K, {params}, y, out):
 
 
 def _pending_source(program, var, log, dtype_name):
-    exp = "exp_f32" if dtype_name == "float32" else "math.exp"
     return _PENDING.format(header=HEADER, loop_header=LOOP_HEADER, params=fused.params(program),
                            slices="\n".join(fused.row_slices(program, 8, "base:base + K", "0:K")),
                            element="\n".join(fused.element(program, 12)), var=var, dt=dtype_name,
                            term="dr[jj]" if log else "dr[jj] * yr[jj]",
-                           result=f"dr[jj] - {exp}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
+                           result=f"dr[jj] - {_exp(dtype_name)}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
 
 
 def backward_pending(program, var, y, log, out=None):
     """backward for an incoming gradient that is `var` of fused `program` (over y's shape), never stored."""
     if program.sources:
         program.refresh()
-    _, K, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
+    _, _, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
     module = loader.cached(("softmax_pending", log, y.dtype.name, program.key((var,))), "softmax_pending",
                            lambda: _pending_source(program, var, log, y.dtype.name))
-    flat = np.ascontiguousarray(y).reshape(-1)
-    out = pool.empty(flat.size, y.dtype, y.shape) if out is None else out
-    threads.over(module.kernel, flat.size // K, K, *args, flat, out.reshape(-1),
-                 parallel=flat.size >= threads.PARALLEL_MIN)
-    return out
+    return _rows(module.kernel, [y], y.shape, y.dtype, out, lead=args)

@@ -104,28 +104,23 @@ BODIES["sgd_usual"] = (BODIES["sgd"][0], """
         for i in range(start, stop):
             p[i] = p[i] + neg_lr * g[i]
 """)
+# Adam's usual loop once, with each of lerp's formulas (torch's: by the weight); the general loop picks per
+# element, these pick once per call
+_ADAM_USUAL_LOOP = """        for i in range(start, stop):
+            gi, pi, mi = g[i], p[i] * decay_factor, m[i]
+            mi = {lerp}
+            m[i] = mi
+            vi = v[i] * beta2
+            vi = vi + one_minus_beta2 * gi * gi
+            v[i] = vi
+            p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
+"""
 BODIES["adam_usual"] = (BODIES["adam"][0], """
     neg_step_size, w1, beta2, one_minus_beta2 = T(neg_step_size), T(beta1_weight), T(beta2), T(one_minus_beta2)
     bias_correction2_sqrt, eps, decay_factor = T(bias_correction2_sqrt), T(eps), T(decay_factor)
     if abs(w1) < T(0.5):
-        for i in range(start, stop):
-            gi, pi, mi = g[i], p[i] * decay_factor, m[i]
-            mi = mi + w1 * (gi - mi)
-            m[i] = mi
-            vi = v[i] * beta2
-            vi = vi + one_minus_beta2 * gi * gi
-            v[i] = vi
-            p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
-    else:
-        for i in range(start, stop):
-            gi, pi, mi = g[i], p[i] * decay_factor, m[i]
-            mi = gi - (gi - mi) * (T(1) - w1)
-            m[i] = mi
-            vi = v[i] * beta2
-            vi = vi + one_minus_beta2 * gi * gi
-            v[i] = vi
-            p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
-""")
+""" + _ADAM_USUAL_LOOP.format(lerp="mi + w1 * (gi - mi)") + "    else:\n"
+    + _ADAM_USUAL_LOOP.format(lerp="gi - (gi - mi) * (T(1) - w1)"))
 
 # torch's single-tensor step as shape arithmetic, op by op in torch's order (torch/optim/*.py): `broadcast` for
 # an op that makes a new tensor (grad.add(param)), `inplace` for one that writes its first operand (buf.add_,

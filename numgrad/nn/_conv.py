@@ -1,94 +1,18 @@
 """conv2d (im2col + one BLAS product per group, ConvolutionBackward0) and max_pool2d
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
-import functools
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .._core import dtypes
 from .._core.state import STATE
 from .._core.warn import warn_once
 from ..backend import dispatch
-from ..backend.cpu import window
+from ..backend.dispatch import window
 from ..node import record
 from ..ops import join
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, wants
-
-
-class _Geometry:
-    """Sizes of one sliding-window op over an (N, C, H, W) input."""
-
-    def __init__(self, shape, kernel, stride, padding, dilation, out_hw=None):
-        self.n, self.c, self.h, self.w = shape
-        self.kh, self.kw = kernel
-        self.sh, self.sw = stride
-        self.ph, self.pw = padding
-        self.dh, self.dw = dilation
-        self.oh, self.ow = out_hw if out_hw is not None else (
-            (self.h + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1,
-            (self.w + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1)
-        # a ceil_mode window may reach past the padding: pad that far
-        self.hp = max(self.h + 2 * self.ph, (self.oh - 1) * self.sh + self.dh * (self.kh - 1) + 1)
-        self.wp = max(self.w + 2 * self.pw, (self.ow - 1) * self.sw + self.dw * (self.kw - 1) + 1)
-
-    def key(self):
-        """The sizes as the tuple the window kernels take."""
-        return (self.n, self.c, self.h, self.w, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh,
-                self.dw, self.oh, self.ow)
-
-    def padded(self, x, fill=0.0):
-        if (self.hp, self.wp) == (self.h, self.w):
-            return x
-        out = np.full((self.n, self.c, self.hp, self.wp), fill, x.dtype)
-        out[:, :, self.ph:self.ph + self.h, self.pw:self.pw + self.w] = x
-        return out
-
-    def windows(self, xp, order):
-        """A strided view of the padded input with axes named by `order` from n, c, i, j (kernel offsets),
-        y, x (output positions)."""
-        sn, sc, sy, sx = xp.strides
-        sizes = {"n": self.n, "c": self.c, "i": self.kh, "j": self.kw, "y": self.oh, "x": self.ow}
-        steps = {"n": sn, "c": sc, "i": sy * self.dh, "j": sx * self.dw, "y": sy * self.sh, "x": sx * self.sw}
-        return as_strided(xp, tuple(sizes[a] for a in order), tuple(steps[a] for a in order), writeable=False)
-
-
-def _im2col_data(x, geo):
-    """(N, C, H, W) -> (C*kh*kw, N*oh*ow): one column per output position, rows grouped by channel."""
-    if window.supports(x.dtype):
-        return window.im2col(x, geo.key())
-    cols = geo.windows(geo.padded(x), "cijnyx")
-    return cols.reshape(geo.c * geo.kh * geo.kw, geo.n * geo.oh * geo.ow)
-
-
-def _col2im_data(cols, geo):
-    """The adjoint of im2col: every column entry is added back to the input position it was read from."""
-    if window.supports(cols.dtype):
-        return window.col2im(cols, geo.key())
-    out = np.zeros((geo.n, geo.c, geo.hp, geo.wp), cols.dtype)
-    blocks = cols.reshape(geo.c, geo.kh, geo.kw, geo.n, geo.oh, geo.ow)
-    for i in range(geo.kh):
-        for j in range(geo.kw):
-            y0, x0 = i * geo.dh, j * geo.dw
-            out[:, :, y0:y0 + geo.sh * (geo.oh - 1) + 1:geo.sh, x0:x0 + geo.sw * (geo.ow - 1) + 1:geo.sw] += \
-                blocks[:, i, j].transpose(1, 0, 2, 3)
-    return out[:, :, geo.ph:geo.ph + geo.h, geo.pw:geo.pw + geo.w]
-
-
-def _col2im_array(cols, geo):
-    """_col2im_data as a recorded call's function (numgrad.compile replays it on new values)."""
-    return _fresh(_col2im_data(cols, geo))
-
-
-def _prepare_window(kernel):
-    """A replay of a recorded window function that writes into the trace's result(s) with `kernel`."""
-    def prepare(result, array, geo, *rest):
-        if not window.supports(array.dtype):
-            return None
-        outs = result if isinstance(result, tuple) else (result,)
-        return functools.partial(kernel, array, geo, *rest, *outs)
-    return prepare
 
 
 def _im2col_backward(node, g):
@@ -99,29 +23,14 @@ def _col2im_backward(node, g):
     return (im2col(g, node.saved("geometry")),)
 
 
-def _fresh(arr):
-    """`arr`, copied when it is a read-only view (a 1x1 kernel's columns can be one of the input): a replay
-    of a recorded call copies the new values into the array the trace got."""
-    return arr if arr.flags.writeable else np.array(arr)
-
-
-def _im2col_array(x, geo):
-    """_im2col_data as a recorded call's function (numgrad.compile replays it on new values)."""
-    return _fresh(_im2col_data(x, geo))
-
-
-_im2col_array.prepare = _prepare_window(lambda x, geo, out: window.im2col(x, geo.key(), out))
-_col2im_array.prepare = _prepare_window(lambda cols, geo, out: window.col2im(cols, geo.key(), out))
-
-
 def im2col(x, geo):
-    out = new_tensor(dispatch.numpy_op(_im2col_array, x._data, geo), x._dtype)
+    out = new_tensor(dispatch.numpy_op(window.im2col_array, x._data, geo), x._dtype)
     record("Im2ColBackward0", _im2col_backward, [x], [out], {"geometry": geo})
     return out
 
 
 def col2im(cols, geo):
-    out = new_tensor(dispatch.numpy_op(_col2im_array, cols._data, geo), cols._dtype)
+    out = new_tensor(dispatch.numpy_op(window.col2im_array, cols._data, geo), cols._dtype)
     record("Col2ImBackward0", _col2im_backward, [cols], [out], {"geometry": geo})
     return out
 
@@ -293,50 +202,6 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
-def _conv_arrays(x, weight, bias, geo, groups):
-    """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
-    cols = _im2col_array(x, geo)
-    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
-    result = np.empty((geo.n, weight.shape[0], geo.oh, geo.ow), weight.dtype)
-    _conv_finish(weight, bias, geo, groups, cols, product, result)
-    return result, cols
-
-
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
-def _conv_finish(weight, bias, geo, groups, cols, product, result):
-    """The product of the weight and the columns into `product`, then into `result` as NCHW with the bias."""
-    out_channels = weight.shape[0]
-    w2 = weight.reshape(out_channels, -1)
-    if groups == 1:
-        np.matmul(w2, cols, out=product)
-    else:
-        np.matmul(w2.reshape(groups, out_channels // groups, -1), cols.reshape(groups, -1, cols.shape[1]),
-                  out=product.reshape(groups, out_channels // groups, -1))
-    # (O, N, oh, ow) -> (N, O, oh, ow) in one pass, with the bias added on the way
-    out = product.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
-    if bias is None:
-        np.copyto(result, out)
-    else:
-        np.add(out, bias.reshape(1, -1, 1, 1), out=result)
-
-
-def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
-    window.im2col(x, geo.key(), cols)
-    _conv_finish(weight, bias, geo, groups, cols, product, result)
-
-
-def _prepare_conv(result, x, weight, bias, geo, groups):
-    """numgrad.compile's replay of _conv_arrays: into the trace's arrays, the product's buffer kept."""
-    out, cols = result
-    if not window.supports(x.dtype):
-        return None
-    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
-    return functools.partial(_conv_replay, x, weight, bias, geo, groups, cols, product, out)
-
-
-_conv_arrays.prepare = _prepare_conv
-
-
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
@@ -356,10 +221,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         input = _pad_after(input, extra)
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
     out_channels, _, kh, kw = weight.shape
-    geo = _Geometry(input.shape, (kh, kw), stride, padding, dilation)
+    geo = window.Geometry(input.shape, (kh, kw), stride, padding, dilation)
     # one recorded call: numgrad.compile replays it on new values
-    out, cols = dispatch.numpy_op(_conv_arrays, input._data, weight._data, None if bias is None else bias._data,
-                                  geo, groups)
+    out, cols = dispatch.numpy_op(window.conv_arrays, input._data, weight._data,
+                                  None if bias is None else bias._data, geo, groups)
     result = new_tensor(out, input._dtype)
     record("ConvolutionBackward0", _conv_backward, [input, weight, bias], [result],
            {"input": input, "weight": weight, "geometry": geo, "groups": groups,
@@ -381,34 +246,11 @@ def _unpool_backward(node, g):
     return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
 
 
-def _unpool_array(g, idx, plane, overlapping):
-    """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it)."""
-    rows = idx.shape[0]
-    gd = g.reshape(rows, g.size // rows if rows else 0)
-    if not overlapping and window.supports(gd.dtype):
-        return window.unpool(gd, idx, plane)
-    if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
-        offsets = (np.arange(rows) * plane)[:, None]
-        return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
-    data = np.zeros((rows, plane), gd.dtype)
-    np.put_along_axis(data, idx, gd, axis=1)
-    return data
-
-
-def _prepare_unpool(result, g, idx, plane, overlapping):
-    if overlapping or not window.supports(g.dtype) or result.dtype != g.dtype:
-        return None
-    return functools.partial(window.unpool, g, idx, plane, result)
-
-
-_unpool_array.prepare = _prepare_unpool
-
-
 def _scatter_to_input(g, flat_indices, input_shape, overlapping):
     """The max-pool gradient: each output gradient added at the input position its maximum came from."""
     rows = flat_indices.shape[0]
     plane = input_shape[-2] * input_shape[-1]
-    data = dispatch.numpy_op(_unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
+    data = dispatch.numpy_op(window.unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
     out = new_tensor(data.reshape(input_shape), g._dtype)
     record("MaxPool2DWithIndicesBackwardBackward0", _unpool_backward, [g], [out],
            {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})
@@ -469,30 +311,6 @@ def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
     return kernel, stride, padding, dilation, tuple(out_hw)
 
 
-def _lowest(dtype):
-    """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-
-
-def _max_pool_arrays(x, geo):
-    """Each window's maximum of (N, C, H, W) array `x` and torch's `indices`: where it came from, as a flat
-    index into the unpadded input plane."""
-    if window.supports(x.dtype):
-        return window.max_pool(x, geo.key(), _lowest(x.dtype))
-    n, c, _, w = x.shape
-    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
-    pos = windows.argmax(-1)  # the first maximum, as torch picks it
-    values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
-    i, j = np.divmod(pos, geo.kw)
-    rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
-    cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
-    return values, (rows * w + cols).astype(np.int64)
-
-
-_max_pool_arrays.prepare = _prepare_window(
-    lambda x, geo, values, indices: window.max_pool(x, geo.key(), _lowest(x.dtype), values, indices))
-
-
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     dispatch.require_host("max_pool2d", input._data)  # pooling windows are NumPy views
     kernel, stride, padding, dilation, out_hw = _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -500,8 +318,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     x = input._data if input.dim() == 4 else input._data[None]  # an unbatched input: one node all the same
     n, c = x.shape[:2]
-    geo = _Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
-    values, indices = dispatch.numpy_op(_max_pool_arrays, x, geo)  # one recorded call (numgrad.compile)
+    geo = window.Geometry(x.shape, kernel, stride, padding, dilation, out_hw)
+    values, indices = dispatch.numpy_op(window.max_pool_arrays, x, geo)  # one recorded call (numgrad.compile)
     if input.dim() == 3:
         values, indices = values[0], indices[0]
     out = new_tensor(values, input._dtype)

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from numgrad.backend.cpu import window
+from numgrad.backend.dispatch import window as host
 from numgrad.nn import _conv
 
 # (shape, kernel, stride, padding, dilation, ceil_mode)
@@ -19,7 +20,7 @@ GEOMETRIES = [
 def _geometry(shape, kernel, stride, padding, dilation, ceil_mode):
     out_hw = tuple(_conv._pool_out_size(s, k, st, p, d, ceil_mode)
                    for s, k, st, p, d in zip(shape[2:], kernel, stride, padding, dilation))
-    return _conv._Geometry(shape, kernel, stride, padding, dilation, out_hw)
+    return host.Geometry(shape, kernel, stride, padding, dilation, out_hw)
 
 
 def _reference(monkeypatch, fn, *args):
@@ -39,12 +40,12 @@ def test_im2col_col2im_match_numpy(monkeypatch, case, dtype):
     rng = np.random.default_rng(0)
     geo = _geometry(*case)
     x = _data(case[0], dtype, rng)
-    cols = _conv._im2col_data(x, geo)
-    np.testing.assert_array_equal(cols, _reference(monkeypatch, _conv._im2col_data, x, geo))
+    cols = host.im2col_data(x, geo)
+    np.testing.assert_array_equal(cols, _reference(monkeypatch, host.im2col_data, x, geo))
     g = _data(cols.shape, dtype, rng)
-    back = _conv._col2im_data(g, geo)
+    back = host.col2im_data(g, geo)
     assert back.shape == x.shape
-    np.testing.assert_array_equal(back, _reference(monkeypatch, _conv._col2im_data, g, geo))
+    np.testing.assert_array_equal(back, _reference(monkeypatch, host.col2im_data, g, geo))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
@@ -57,8 +58,8 @@ def test_max_pool_matches_numpy(monkeypatch, case, dtype):
         x.flat[::5] = np.nan
         x.flat[1::7] = x.flat[2::7][:x.flat[1::7].size]
         x.flat[3::11] = -np.inf
-    values, indices = _conv._max_pool_arrays(x, geo)
-    ref_values, ref_indices = _reference(monkeypatch, _conv._max_pool_arrays, x, geo)
+    values, indices = host.max_pool_arrays(x, geo)
+    ref_values, ref_indices = _reference(monkeypatch, host.max_pool_arrays, x, geo)
     np.testing.assert_array_equal(values, ref_values)
     np.testing.assert_array_equal(indices, ref_indices)
     overlapping = any(s < d * (k - 1) + 1 for s, k, d in
@@ -67,15 +68,15 @@ def test_max_pool_matches_numpy(monkeypatch, case, dtype):
         rows, plane = geo.n * geo.c, geo.h * geo.w
         g = _data(values.shape, "float32", rng)
         idx = indices.reshape(rows, geo.oh * geo.ow)
-        np.testing.assert_array_equal(_conv._unpool_array(g, idx, plane, False),
-                                      _reference(monkeypatch, _conv._unpool_array, g, idx, plane, False))
+        np.testing.assert_array_equal(host.unpool_array(g, idx, plane, False),
+                                      _reference(monkeypatch, host.unpool_array, g, idx, plane, False))
 
 
 def test_all_minus_inf_windows_keep_their_first_position(monkeypatch):
     geo = _geometry((1, 1, 3, 3), (2, 2), (2, 2), (1, 1), (1, 1), True)
     x = np.full((1, 1, 3, 3), -np.inf, np.float32)
-    got = _conv._max_pool_arrays(x, geo)
-    ref = _reference(monkeypatch, _conv._max_pool_arrays, x, geo)
+    got = host.max_pool_arrays(x, geo)
+    ref = _reference(monkeypatch, host.max_pool_arrays, x, geo)
     np.testing.assert_array_equal(got[1], ref[1])
 
 

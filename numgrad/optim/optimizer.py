@@ -24,6 +24,21 @@ def zeros_like_param(p):
     return Tensor._make(dispatch.zeros(p._shape, p._dtype.np, p._data), p._dtype)
 
 
+_ONE_F32 = np.float32(1)
+
+
+def count_step(step):
+    """`step += 1` on the 0-d step-count tensor (float32, as torch keeps it); returns the new count as a float.
+    A host count is read and written as a NumPy scalar: item()'s device-aware path cost ~14 us per parameter
+    per step, and an in-place ufunc on the 0-d array 1.3 us (this runs once per parameter per step)."""
+    count = step._data
+    if count.__class__ is np.ndarray:
+        count[()] = count[()] + _ONE_F32
+        return float(count[()])
+    count[...] += 1
+    return float(step.item())
+
+
 def _typename(obj):
     """torch.typename: a builtin's bare name, otherwise module.qualname."""
     module = getattr(type(obj), "__module__", "") or ""

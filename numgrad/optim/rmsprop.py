@@ -3,7 +3,7 @@
 from ..ops import creation
 from .._core import dtypes
 from ..backend.dispatch import optim
-from .optimizer import Optimizer, check_tensor_lr, zeros_like_param
+from .optimizer import Optimizer, check_tensor_lr, count_step, zeros_like_param
 
 
 class RMSprop(Optimizer):
@@ -33,7 +33,7 @@ class RMSprop(Optimizer):
                 state["momentum_buffer"] = zeros()
             if group["centered"]:
                 state["grad_avg"] = zeros()
-        state["step"]._data[...] += 1
+        count_step(state["step"])
         optim.run("rmsprop", data, grad, state["square_avg"]._data,
                           state["grad_avg"]._data if group["centered"] else None,
                           state["momentum_buffer"]._data if group["momentum"] > 0 else None,

@@ -194,20 +194,29 @@ def run(name, p, *args):
     arrays are updated in place on the GPU."""
     check_shapes(name, p, args)
     k = N_ARRAYS[name] - 1
-    usual, applies = USUAL.get(name, (None, None))
-    kernel = usual if usual is not None and applies(*args[k:]) else name
-    pf = _flat(p)
-    flats = [pf[:0] if a is None else _flat(a) for a in args[:k]]
+    scalars = args[k:]
+    usual, applies = USUAL.get(name, _NO_USUAL)
+    kernel = usual if usual is not None and applies(*scalars) else name
+    # one pass: flat views, and the arrays written through a contiguous copy (written back below; this runs
+    # once per parameter per step, so it is kept to one flags test per array)
+    copied = None
+    flats = []
+    for i, a in enumerate((p, *args[:k])):
+        if a is None:
+            flats.append(flats[0][:0])
+        elif a.flags.c_contiguous:
+            flats.append(a.reshape(-1))
+        else:
+            flats.append(contiguous(a).reshape(-1))
+            if i != 1:  # the gradient is only read
+                copied = (copied or []) + [(a, flats[-1])]
     if p.__class__ is not np.ndarray:
         from ..cuda import optim as cuda_optim  # numba.cuda: only once a GPU array exists
-        cuda_optim.run(BODIES[kernel], kernel, pf, *flats, *args[k:])
+        cuda_optim.run(BODIES[kernel], kernel, *flats, *scalars)
     else:
-        cpu_optim.run(BODIES[kernel], kernel, pf, *flats, *args[k:])
-    for a, f in zip((p, *args[1:k]), (pf, *flats[1:])):  # written through a copy: write back
-        if a is not None and not a.flags.c_contiguous:
-            a[...] = f.reshape(a.shape)
+        cpu_optim.run(BODIES[kernel], kernel, *flats, *scalars)
+    for a, f in copied or ():
+        a[...] = f.reshape(a.shape)
 
 
-def _flat(a):
-    """A flat view of array `a` (a contiguous copy when it is not C-contiguous)."""
-    return a.reshape(-1) if a.flags.c_contiguous else contiguous(a).reshape(-1)
+_NO_USUAL = (None, None)

@@ -249,3 +249,20 @@ def test_optimizer_repr_lists_group_options():
     opt = numgrad.optim.SGD([numgrad.nn.Parameter(numgrad.ones(1))], lr=0.5, momentum=0.9)
     text = repr(opt)
     assert text.startswith("SGD (\nParameter Group 0\n") and "    lr: 0.5\n" in text and "momentum: 0.9" in text
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop"])
+def test_non_contiguous_parameter_and_state_and_the_float32_step_count(name):
+    # the kernel works on contiguous copies of a transposed parameter and its transposed state, written back;
+    # the step count is torch's float32 0-d tensor
+    p = numgrad.nn.Parameter(numgrad.tensor(rand(4, 3)).t())
+    q = torch.nn.Parameter(torch.tensor(rand(4, 3)).t())
+    for lib, param in ((numgrad, p), (torch, q)):
+        opt = getattr(lib.optim, name)([param], lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            (param * param * param).sum().backward()
+            opt.step()
+        step = opt.state[param]["step"]
+        assert step.dtype == lib.float32 and step.dim() == 0 and step.item() == 3
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-7)

@@ -69,7 +69,8 @@ def is_exported(arr):
 
 def before_access(arr):
     """Computes the pending results that read `arr`'s storage (the caller may write to it)."""
-    refs = READERS.pop(id(root(arr)), None)
+    # an array owning its memory is its own root: no call for the usual case (every tensor access asks)
+    refs = READERS.pop(id(arr if arr.__class__ is np.ndarray and arr.base is None else root(arr)), None)
     if refs:
         for ref in refs:
             expr = ref()

@@ -139,9 +139,14 @@ def device_of_array(arr):
 
 def storage(arr):
     """The array owning `arr`'s memory: a GPU view's buffer, or the last of a NumPy view's bases."""
-    if on_gpu(arr):
+    if arr.__class__ is np.ndarray:
+        base = arr.base
+        if base is None:  # the usual case first: every tensor access asks (lazy.before_access)
+            return arr
+    elif on_gpu(arr):
         return arr.buf
-    base = arr.base
+    else:
+        base = arr.base
     while True:
         if isinstance(base, np.ndarray):
             arr, base = base, base.base

@@ -24,7 +24,7 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: the most it adapts to by itself
 TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what glibc pairs with it when it adapts
 
-_state = {"tuned": False}
+_state = {"libc": None}  # glibc's handle once its thresholds are fixed
 
 
 def _glibc():
@@ -42,7 +42,7 @@ def _glibc():
 
 def tune():
     """Fixes the thresholds (once per process) unless the environment says otherwise; True when it did."""
-    if _state["tuned"]:
+    if _state["libc"] is not None:
         return True
     value = os.environ.get(ENV, "").strip()
     if value not in ("", "0", "1"):
@@ -50,21 +50,20 @@ def tune():
     if value == "0" or "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False
     libc = _glibc()
-    if libc is None:
-        return False
     # mmap's first: setting either one turns off glibc's adapting of both
-    _state["tuned"] = bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and\
-        bool(libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    return _state["tuned"]
+    if libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and\
+            libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD):
+        _state["libc"] = libc
+    return tuned()
 
 
 def tuned():
     """Whether this process runs with the fixed thresholds."""
-    return _state["tuned"]
+    return _state["libc"] is not None
 
 
 def release():
     """Gives the heap's free memory back to the system (glibc's malloc_trim), as numgrad.empty_cache() does
     for the buffer pool; nothing when malloc was not tuned."""
-    if _state["tuned"]:
-        _glibc().malloc_trim(0)
+    if _state["libc"] is not None:
+        _state["libc"].malloc_trim(0)

@@ -199,8 +199,7 @@ def run(name, p, *args):
     kernel = usual if usual is not None and applies(*scalars) else name
     # one pass: flat views, and the arrays written through a contiguous copy (written back below; this runs
     # once per parameter per step, so it is kept to one flags test per array)
-    copied = None
-    flats = []
+    copied, flats = [], []
     for i, a in enumerate((p, *args[:k])):
         if a is None:
             flats.append(flats[0][:0])
@@ -209,13 +208,13 @@ def run(name, p, *args):
         else:
             flats.append(contiguous(a).reshape(-1))
             if i != 1:  # the gradient is only read
-                copied = (copied or []) + [(a, flats[-1])]
+                copied.append((a, flats[-1]))
     if p.__class__ is not np.ndarray:
         from ..cuda import optim as cuda_optim  # numba.cuda: only once a GPU array exists
         cuda_optim.run(BODIES[kernel], kernel, *flats, *scalars)
     else:
         cpu_optim.run(BODIES[kernel], kernel, *flats, *scalars)
-    for a, f in copied or ():
+    for a, f in copied:
         a[...] = f.reshape(a.shape)
 
 

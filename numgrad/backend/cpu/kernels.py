@@ -23,9 +23,11 @@ HEADER = (f"# helpers {loader.file_digest(_HELPERS)} {loader.file_digest(_RULES)
           "import math\nimport numpy as np\nfrom numba import njit\nfrom numgrad.backend.cpu.scalar_math import *\n")
 
 
-# slices indexed from 0: Numba wraps indices it cannot prove non-negative, which stops vectorisation
-TARGET = lower.Target("cpu", HEADER, LOOP_HEADER, ("start", "stop"), "for i in range(stop - start):",
-                      view="{n}_s = {n}[start:stop]", ref="{n}_s")
+# Numba wraps a signed index it cannot prove non-negative (an index from range(start, stop)), which stops
+# LLVM vectorising the loop; an unsigned index is never wrapped. Unsigned rather than slices from `start`
+# indexed from 0: the same vector loop, and the kernel's first compile 0.10 -> 0.07 s (relu's).
+UNSIGNED_RANGE = "for i in range(np.uint64(start), np.uint64(stop)):"
+TARGET = lower.Target("cpu", HEADER, LOOP_HEADER, ("start", "stop"), UNSIGNED_RANGE, view=None, ref="{n}")
 
 
 def elementwise_kernel(name, inputs, is_array, outputs, dtype_name):

@@ -1,10 +1,9 @@
 """CPU optimizer kernels: backend/optim.py's bodies under the CPU loop header, split over threads."""
 import functools
-import re
 
 from .. import loader
 from . import threads
-from .kernels import HEADER, LOOP_HEADER
+from .kernels import HEADER, LOOP_HEADER, UNSIGNED_RANGE
 
 # An update is bound by memory, not arithmetic: split over two threads it ran no faster up to 2^19 elements
 # (Adam 225 vs 228 us), and inside a step, right after the GEMMs while BLAS's threads still spin, slower (the
@@ -17,12 +16,10 @@ def kernel_source(body, dtype_name):
     """kernel(start, stop, arrays..., scalars...) updating elements [start, stop); `body` is one of
     backend/optim.py's (params, loop) pairs."""
     params, loop = body
-    # the loops index views sliced from `start`, from 0: Numba wraps an index it cannot prove non-negative
-    # (range(start, stop)), which stops LLVM vectorising the loop (Adam's ran 8x slower that way)
-    arrays = list(dict.fromkeys(re.findall(r"(\w+)\[i\]", loop)))
-    views = f"\n    {', '.join(arrays)} = {', '.join(a + '[start:stop]' for a in arrays)}"
-    loop = loop.replace("for i in range(start, stop):", "for i in range(stop - start):")
-    return f"{HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel(start, stop, {params}):{views}{loop}"
+    # an unsigned index, never wrapped by Numba: a signed one from range(start, stop) would be, and that stops
+    # LLVM vectorising the loop (Adam's ran 8x slower that way)
+    loop = loop.replace("for i in range(start, stop):", UNSIGNED_RANGE)
+    return f"{HEADER}\nT = np.{dtype_name}\n\n\n{LOOP_HEADER}\ndef kernel(start, stop, {params}):{loop}"
 
 
 @functools.lru_cache(maxsize=None)

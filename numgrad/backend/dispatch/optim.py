@@ -85,42 +85,51 @@ BODIES = {
 # The usual cases (no maximize, weight decay or amsgrad; SGD past its first momentum step) as kernels of their
 # own: loops without branches, which LLVM vectorises, doing the same operations as the general loops above (a
 # decay factor of 1 multiplies exactly). Apart, each kernel compiles only when a step needs it: Adam's first
-# call compiled both bodies in one function (0.58 s; the usual one alone 0.25 s).
-USUAL = {
-    "sgd": ("sgd_usual", lambda neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first:
-            not maximize and weight_decay == 0 and not nesterov and not (momentum != 0 and first)),
-    "adam": ("adam_usual", lambda neg_step_size, beta1_weight, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
-             weight_decay, decay_factor, amsgrad, maximize: not maximize and not amsgrad and weight_decay == 0),
-}
+# call compiled both bodies in one function (0.58 s; the usual one alone 0.25 s, and 0.13 s once each of
+# lerp's formulas got a kernel of its own: a step's beta1 picks the same one every time).
+def _usual_sgd(dtype, neg_lr, weight_decay, momentum, one_minus_dampening, nesterov, maximize, first):
+    if maximize or weight_decay != 0 or nesterov or (momentum != 0 and first):
+        return None
+    return "sgd_usual" if momentum != 0 else "sgd_plain"
+
+
+def _usual_adam(dtype, neg_step_size, beta1_weight, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+                weight_decay, decay_factor, amsgrad, maximize):
+    if maximize or amsgrad or weight_decay != 0:
+        return None
+    # torch's lerp picks its formula by the weight in the parameter's dtype, as the general loop does
+    return "adam_usual" if abs(dtype.type(beta1_weight)) < 0.5 else "adam_usual_high_weight"
+
+
+USUAL = {"sgd": _usual_sgd, "adam": _usual_adam}
 BODIES["sgd_usual"] = (BODIES["sgd"][0], """
     neg_lr, momentum, one_minus_dampening = T(neg_lr), T(momentum), T(one_minus_dampening)
-    if momentum != 0:
-        for i in range(start, stop):
-            b = buf[i] * momentum
-            b = b + one_minus_dampening * g[i]
-            buf[i] = b
-            p[i] = p[i] + neg_lr * b
-    else:
-        for i in range(start, stop):
-            p[i] = p[i] + neg_lr * g[i]
+    for i in range(start, stop):
+        b = buf[i] * momentum
+        b = b + one_minus_dampening * g[i]
+        buf[i] = b
+        p[i] = p[i] + neg_lr * b
 """)
-# Adam's usual loop once, with each of lerp's formulas (torch's: by the weight); the general loop picks per
-# element, these pick once per call
-_ADAM_USUAL_LOOP = """        for i in range(start, stop):
-            gi, pi, mi = g[i], p[i] * decay_factor, m[i]
-            mi = {lerp}
-            m[i] = mi
-            vi = v[i] * beta2
-            vi = vi + one_minus_beta2 * gi * gi
-            v[i] = vi
-            p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
-"""
-BODIES["adam_usual"] = (BODIES["adam"][0], """
+BODIES["sgd_plain"] = (BODIES["sgd"][0], """
+    neg_lr = T(neg_lr)
+    for i in range(start, stop):
+        p[i] = p[i] + neg_lr * g[i]
+""")
+# Adam's usual loop, once with each of lerp's formulas (torch's, chosen by the weight)
+_ADAM_USUAL = """
     neg_step_size, w1, beta2, one_minus_beta2 = T(neg_step_size), T(beta1_weight), T(beta2), T(one_minus_beta2)
     bias_correction2_sqrt, eps, decay_factor = T(bias_correction2_sqrt), T(eps), T(decay_factor)
-    if abs(w1) < T(0.5):
-""" + _ADAM_USUAL_LOOP.format(lerp="mi + w1 * (gi - mi)") + "    else:\n"
-    + _ADAM_USUAL_LOOP.format(lerp="gi - (gi - mi) * (T(1) - w1)"))
+    for i in range(start, stop):
+        gi, pi, mi = g[i], p[i] * decay_factor, m[i]
+        mi = {lerp}
+        m[i] = mi
+        vi = v[i] * beta2
+        vi = vi + one_minus_beta2 * gi * gi
+        v[i] = vi
+        p[i] = pi + neg_step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
+"""
+BODIES["adam_usual"] = (BODIES["adam"][0], _ADAM_USUAL.format(lerp="mi + w1 * (gi - mi)"))
+BODIES["adam_usual_high_weight"] = (BODIES["adam"][0], _ADAM_USUAL.format(lerp="gi - (gi - mi) * (T(1) - w1)"))
 
 # torch's single-tensor step as shape arithmetic, op by op in torch's order (torch/optim/*.py): `broadcast` for
 # an op that makes a new tensor (grad.add(param)), `inplace` for one that writes its first operand (buf.add_,
@@ -195,8 +204,8 @@ def run(name, p, *args):
     check_shapes(name, p, args)
     k = N_ARRAYS[name] - 1
     scalars = args[k:]
-    usual, applies = USUAL.get(name, _NO_USUAL)
-    kernel = usual if usual is not None and applies(*scalars) else name
+    usual = USUAL.get(name)
+    kernel = (usual(p.dtype, *scalars) if usual is not None else None) or name
     # one pass: flat views, and the arrays written through a contiguous copy (written back below; this runs
     # once per parameter per step, so it is kept to one flags test per array)
     copied, flats = [], []
@@ -217,5 +226,3 @@ def run(name, p, *args):
     for a, f in copied:
         a[...] = f.reshape(a.shape)
 
-
-_NO_USUAL = (None, None)

@@ -124,7 +124,8 @@ BOOL_SCALARS = {"nesterov", "maximize", "first", "amsgrad", "centered"}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop", "sgd_usual", "adam_usual"])
+@pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop", "sgd_usual", "sgd_plain", "adam_usual",
+                                  "adam_usual_high_weight"])
 def test_optimizer_kernels_compile_to_ptx(name, dtype):
     from numgrad.backend.cuda import kernels as cuda
     from numgrad.backend.dispatch import optim

@@ -120,11 +120,9 @@ _PENDING = """{header}from numgrad.backend.cpu.intrinsics import add_reorderable
 def kernel(o0, o1, K, {params}, y, out):
     for o in range(o0, o1):
         base = o * K
-{slices}
         yr = y[base:base + K]
         dr = out[base:base + K]
         s = np.float64(0)
-        for jj in range(K):
 {element}
             dr[jj] = {var}
             s = add_reorderable(s, np.float64({term}))
@@ -136,8 +134,8 @@ def kernel(o0, o1, K, {params}, y, out):
 
 def _pending_source(program, var, log, dtype_name):
     return _PENDING.format(header=HEADER, loop_header=LOOP_HEADER, params=fused.params(program),
-                           slices="\n".join(fused.row_slices(program, 8, "base:base + K", "0:K")),
-                           element="\n".join(fused.element(program, 12)), var=var, dt=dtype_name,
+                           element="\n".join(fused.element_loop(program, 8, "base", "0", "K")), var=var,
+                           dt=dtype_name,
                            term="dr[jj]" if log else "dr[jj] * yr[jj]",
                            result=f"dr[jj] - {_exp(dtype_name)}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
 

@@ -1,9 +1,12 @@
 """linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
 import numpy as np
 
+from .. import lazy
 from .._core import dtypes
+from .._core.state import STATE
 from ..backend import dispatch, tape
 from .._core.grad_mode import no_grad
+from ..spec.table import ELEMENTWISE
 from ..node import record
 from ..ops.indexing import index_put
 from ..tensor import Tensor
@@ -44,17 +47,30 @@ def _check_addmm(input, weight, bias):
 def _addmm(input, weight, bias):
     """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
     _check_addmm(input, weight, bias)
-    (n, k), (m, k2) = input._data.shape, weight._data.shape
-    check_same_device(input, weight, bias)
+    n, m = input._data.shape[0], weight._data.shape[0]
+    device = check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
-    data = dispatch.matmul(input._data, weight._data.T)
-    dispatch.add_into(data, data, bias._data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
-    out = Tensor._make(data, input._dtype)
+    out = _plus_bias(dispatch.matmul(input._data, weight._data.T), bias, input._dtype, device)
     # each operand is kept only if the other one's gradient needs it
     record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
            {"input": input if weight._requires_grad else None, "weight": weight if input._requires_grad else None})
     return out
+
+
+def _plus_bias(product, bias, dtype, device):
+    """The product plus the bias, as torch's addmm adds them. On the host, with fusion on, the sum is left
+    pending: the elementwise op that reads it next (a ReLU) adds in its own kernel, and the sum never goes
+    to memory (the MLP step's two hidden layers: one pass over a (256, 512) array fewer each)."""
+    if STATE.fusion and dispatch.is_host(product) and product.size:
+        out = lazy.defer(Tensor, _ADD, (Tensor._make(product, dtype), bias), dtype, dtype, product.shape, device)
+        if out is not None:
+            return out
+    dispatch.add_into(product, product, bias._data)  # on the GPU, a generated kernel (DeviceArray.__array_ufunc__)
+    return Tensor._make(product, dtype)
+
+
+_ADD = ELEMENTWISE["add"]
 
 
 def linear(input, weight, bias=None):
@@ -84,7 +100,7 @@ def _flatten_nd_linear(input, weight, bias):
     leading sizes, not -1, which a reshape cannot resolve when the last size is 0."""
     lead = input._data.shape[:-1]
     out = _addmm(input.reshape(int(np.prod(lead)), input._data.shape[-1]), weight, bias)
-    return out.view(*lead, out._data.shape[1])
+    return out.view(*lead, out._shape[1])
 
 
 def _embedding_backward(node, g):

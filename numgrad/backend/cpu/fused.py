@@ -144,7 +144,6 @@ def fold_source(program, var, acc_dtype, kind="sum"):
     pad = " " * 12
     body = element_loop(program, 8, "b", "b - i0", "e - b", read_cols=False)
     fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}" for k, leaf in enumerate(leaves))
-    params = ", ".join(f"l{k}" if leaf.kind == "scalar" else f"L{k}" for k, leaf in enumerate(leaves))
     per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")
                         for k, leaf in enumerate(leaves))
     init = f"np.{acc_dtype}({REDUCTIONS[kind].identity})"
@@ -162,7 +161,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
             f"        for k in range(m, e - b):\n            x = buf[k]\n            "
             + f["lane"].format(u=0, pad=pad) + "\n" + merges
             + f"    return {f['result'].format(acc=acc_dtype)}\n\n\n"
-            f"{LOOP_HEADER}\ndef rows(o0, o1, K, {params}, out):\n"
+            f"{LOOP_HEADER}\ndef rows(o0, o1, K, {params(program)}, out):\n"
             f"    buf = np.empty({FOLD_BLOCK}, np.{acc_dtype})\n"
             f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, buf, {per_row})\n")
 

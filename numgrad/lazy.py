@@ -110,13 +110,17 @@ class LazyExpr:
                 var = value_of(program, self)
                 (flat,) = fused.run_map(program, [var], [self.dtype.np])
                 self.arr = flat.reshape(self.shape) if self.strides is None else shaped(flat, self.shape, self.strides)
-            self.args = None  # the inputs may be freed now
-            users, self.users = self.users, None
-            if users:  # pending results that read this one now read its array
-                key = id(root(self.arr))
-                for ref in users:
-                    _register(key, ref)
+            self.computed(self.arr)
         return self.arr
+
+    def computed(self, arr):
+        """`arr` holds the values now (computed here or by a kernel that also computed something else)."""
+        self.arr, self.args = arr, None  # the inputs may be freed now
+        users, self.users = self.users, None
+        if users:  # pending results that read this one now read its array
+            key = id(root(arr))
+            for ref in users:
+                _register(key, ref)
 
 
 BOOL = np.dtype(np.bool_)
@@ -152,7 +156,8 @@ def operand_array(arr, shape, n, np_dtype, order=None):
 
 def compute_now(entry, args, compute, out_dtype, shape, strides=None):
     """The op's values as an array of `strides` (None: C order), by its own (unfused) kernel."""
-    values = [a._data if hasattr(a, "_lazy") else a for a in args]  # tensors' arrays, scalars as they are
+    # tensors' arrays, scalars as they are; only read, so the other pending results reading them stay pending
+    values = [array_to_read(a) if hasattr(a, "_lazy") else a for a in args]
     return dispatch.numpy_op(_compute_arrays, entry, values, compute.np, out_dtype, shape, strides)
 
 
@@ -277,6 +282,17 @@ def tensor_value(program, t):
     return program.leaf(arr, KERNEL_DTYPE[arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)])
 
 
+def array_to_read(t):
+    """Tensor `t`'s array, for a caller that only reads it: the pending results reading it stay pending
+    (Tensor._data computes them first, for a caller that may write)."""
+    arr = t._arr
+    if arr is None:
+        return t._data
+    if tape.active and STATE.recorder is not None:
+        STATE.recorder.seen(t, arr)
+    return arr
+
+
 def pending(t):
     """The pending expression of tensor `t`, or None if its values exist."""
     if t._arr is not None:
@@ -314,10 +330,49 @@ def write_pending_into(result, target):
 
 def softmax_rows_backward(g, y, log):
     """softmax's (log_softmax's) last-dim backward for pending gradient `g` into host output array `y`: g's
-    expression is computed inside the row kernel and never stored."""
+    expression is computed inside the row kernel and never stored. Riders of g's shape are computed there
+    too, each into an array of its own."""
     program = fused.Program(g._shape)
     var = tensor_value(program, g)
-    return dispatch.row_softmax_backward_pending(program, var, y, log)
+    riders = take_riders(g)
+    results = dispatch.row_softmax_backward_pending(program, var, y, log, tuple(value_of(program, e) for e in riders))
+    for e, flat in zip(riders, results[1:]):
+        e.computed(flat.reshape(e.shape))
+    return results[0]
+
+
+# ---- riders: a leaf's gradient computed by a sibling's kernel -------------------------------------------------
+# softmax(x) * w: MulBackward's gradient for the softmax stays pending and is computed inside softmax's backward
+# row kernel; w's gradient, g * y, reads the same row. Left pending as a rider (AccumulateGrad keeps it as .grad
+# unforced), that kernel writes it too, instead of a pass of its own over y. Whatever no kernel took is
+# computed at the end of the backward pass (engine.run), so a backward leaves no work for later.
+def add_rider(t):
+    """Inside backward: pending gradient tensor `t`, going to a leaf, may ride along a row kernel."""
+    e = pending(t)
+    if STATE.riders is not None and e is not None and e.strides is None and e.device.type == "cpu":
+        STATE.riders.append(e)
+
+
+def is_rider(t):
+    e = pending(t)
+    return e is not None and STATE.riders is not None and any(r is e for r in STATE.riders)
+
+
+def take_riders(g):
+    """The riders a row kernel over pending gradient `g` computes too: those of its shape, still pending."""
+    riders = STATE.riders
+    if not riders:
+        return ()
+    taken = [e for e in riders if e.arr is None and not e.forcing and e.shape == g._shape]
+    riders[:] = [e for e in riders if not any(e is t for t in taken)]
+    return taken
+
+
+def compute_riders(riders):
+    """End of backward: the riders no kernel took."""
+    for e in riders:
+        if e.arr is None:
+            e.force()
 
 
 def fold_region(t, split=0, kind="sum", acc_dtype="float64"):

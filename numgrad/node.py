@@ -394,8 +394,8 @@ def accumulate_into_grad(leaf, g, create_graph=None):
             rec.set_grad(leaf, leaf._grad)
     elif leaf._grad is None:
         # the leaf's array as it is: _data would compute the pending results reading it, for nothing
-        variable = leaf._arr if leaf._arr is not None else np.empty(leaf._shape, g._data.dtype)
-        if g._fresh and g._grad_fn is None and _obeys_layout(g._data, variable):
+        variable = leaf._arr if leaf._arr is not None else np.empty(leaf._shape, g._dtype.np)
+        if g._fresh and g._grad_fn is None and (_stays_pending(g, variable) or _obeys_layout(g._data, variable)):
             g._fresh = False
             leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
         else:
@@ -404,6 +404,12 @@ def accumulate_into_grad(leaf, g, create_graph=None):
             rec.set_grad(leaf, leaf._grad)
     else:
         add_into(leaf._grad, g)
+
+
+def _stays_pending(g, variable):
+    """A rider (lazy.add_rider) becomes .grad unforced, when it will come out in the layout .grad needs."""
+    return lazy.is_rider(g) and variable.__class__ is np.ndarray and \
+        (variable.flags.c_contiguous or not lazy.is_dense_array(variable))
 
 
 def _obeys_layout(grad, variable):

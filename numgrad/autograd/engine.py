@@ -4,6 +4,7 @@ works), passing each its summed incoming gradients (grad_buffers.py) or running 
 import numpy as np
 
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
+from .. import lazy
 from .._core.state import STATE
 from ..backend import dispatch, tape
 from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
@@ -134,6 +135,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 ready.push(child)
 
     prev, STATE.grad_enabled = STATE.grad_enabled, create_graph  # inside backward, grad mode is create_graph
+    prev_riders, STATE.riders = STATE.riders, [] if fuse else None
     try:
         while ready:
             node = ready.pop()
@@ -182,8 +184,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             if not retain_graph:
                 node.release()
             send(node, results)
+        if STATE.riders:
+            lazy.compute_riders(STATE.riders)
     finally:
-        STATE.grad_enabled = prev
+        STATE.grad_enabled, STATE.riders = prev, prev_riders
     return captured
 
 

@@ -14,7 +14,7 @@ from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
 from ..backend import dispatch, lower, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
-from ..node import LAST, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of
+from ..node import LAST, AccumulateGrad, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -220,16 +220,20 @@ class ElementwiseBackward(Node):
 
     def _pending_targets(self, g):
         """The gradients to leave pending: those going, in this node's dtype and shape, to a node that reads a
-        pending gradient inside its own kernel (softmax's backward: the gradient then never goes to memory)."""
+        pending gradient inside its own kernel (softmax's backward: the gradient then never goes to memory),
+        and then those going to a leaf, which that kernel may compute too (lazy.add_rider)."""
         plan, compute = self.plan, self.compute
         if g._dtype is not compute or g.is_cuda:  # (the row kernels are the CPU's)
             return None
-        found = []
+        found, to_leaves = [], []
         for nm, edge in plan.target_edges[:len(plan.expr_targets)]:  # (the targets' edges come first)
             child = self.next_functions[edge][0]
-            if child is not None and child.takes_pending_grad and self.meta[nm] == (self.out_shape, compute):
-                found.append(nm)
-        return found
+            if child is not None and self.meta[nm] == (self.out_shape, compute):
+                if child.takes_pending_grad:
+                    found.append(nm)
+                elif child.__class__ is AccumulateGrad and STATE.riders is not None:
+                    to_leaves.append(nm)
+        return found + to_leaves if found else None
 
     def _partly_pending(self, g, values, pending):
         """Gradients `pending` as fused expressions of g and the saved values (the derivative's tensor ops, in
@@ -244,6 +248,10 @@ class ElementwiseBackward(Node):
         exprs = dict(zip(plan.expr_targets, (expr for _, expr in plan.exprs)))
         namespace = _namespace(g, plan.used, values)
         results.update({nm: _derivative(exprs[nm], namespace, g) for nm in pending})
+        edges = dict(plan.target_edges)
+        for nm in pending:
+            if self.next_functions[edges[nm]][0].__class__ is AccumulateGrad:
+                lazy.add_rider(results[nm])
         return results
 
     def _kernel_results(self, plan, g, values):

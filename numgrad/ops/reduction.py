@@ -539,7 +539,7 @@ _softmax_backward.takes_pending_grad = _log_softmax_backward.takes_pending_grad 
 
 def _row_backward(g, out, log):
     if lazy.pending(g) is not None and g._dtype is out._dtype and g._shape == out._shape:
-        return lazy.softmax_rows_backward(g, out._data, log)
+        return lazy.softmax_rows_backward(g, lazy.array_to_read(out), log)
     return dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, log)
 
 

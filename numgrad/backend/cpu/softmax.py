@@ -92,14 +92,14 @@ def _module(dtype_name):
     return loader.load_module(f"softmax_{dtype_name}", source)
 
 
-def _rows(kernel, arrays, out_shape, dtype, out=None, lead=()):
-    """kernel(o0, o1, K, *lead, *arrays flat, out) over the rows, split over the threads when large."""
+def _rows(kernel, arrays, out_shape, dtype, out=None, lead=(), tail=()):
+    """kernel(o0, o1, K, *lead, *arrays flat, out, *tail) over the rows, split over the threads when large."""
     K = out_shape[-1]
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
     # shaped, not a view: a gradient the engine may keep; a replay's buffer when given
     out = pool.empty(flat[0].size, dtype, out_shape) if out is None else out
     rows = flat[0].size // K if K else 0
-    threads.over(kernel, rows, K, *lead, *flat, out.reshape(-1), parallel=flat[0].size >= threads.PARALLEL_MIN)
+    threads.over(kernel, rows, K, *lead, *flat, out.reshape(-1), *tail, parallel=flat[0].size >= threads.PARALLEL_MIN)
     return out
 
 
@@ -122,7 +122,7 @@ _PENDING = """{header}from numgrad.backend.cpu.intrinsics import add_reorderable
 
 
 {loop_header}
-def kernel(o0, o1, K, {params}, y, out):
+def kernel(o0, o1, K, {params}, y, out{rider_outs}):
     for o in range(o0, o1):
         base = o * K
         yr = y[base:base + K]
@@ -130,26 +130,33 @@ def kernel(o0, o1, K, {params}, y, out):
         s = np.float64(0)
 {element}
             dr[jj] = {var}
-            s = add_reorderable(s, np.float64({term}))
+{riders}            s = add_reorderable(s, np.float64({term}))
         t = np.{dt}(s)
         for jj in range(K):
             dr[jj] = {result}
 """
 
 
-def _pending_source(program, var, log, dtype_name):
+def _pending_source(program, var, riders, log, dtype_name):
     return _PENDING.format(header=HEADER, loop_header=LOOP_HEADER, params=fused.params(program),
                            element="\n".join(fused.element_loop(program, 8, "base", "0", "K")), var=var,
+                           rider_outs="".join(f", R{k}" for k in range(len(riders))),
+                           riders="".join(f"            R{k}[F + jj] = {v}\n" for k, v in enumerate(riders)),
                            dt=dtype_name,
                            term="dr[jj]" if log else "dr[jj] * yr[jj]",
                            result=f"dr[jj] - {_exp(dtype_name)}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
 
 
-def backward_pending(program, var, y, log, out=None):
-    """backward for an incoming gradient that is `var` of fused `program` (over y's shape), never stored."""
+def backward_pending(program, var, y, log, riders=(), out=None):
+    """backward for an incoming gradient that is `var` of fused `program` (over y's shape), never stored, and
+    the program's vars `riders` (lazy.take_riders), each written to a flat array. Returns [the gradient, *those
+    arrays] (`out`: that list, a replay's buffers)."""
     if program.sources:
         program.refresh()
     _, _, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
-    module = loader.cached(("softmax_pending", log, y.dtype.name, program.key((var,))), "softmax_pending",
-                           lambda: _pending_source(program, var, log, y.dtype.name))
-    return _rows(module.kernel, [y], y.shape, y.dtype, out, lead=args)
+    module = loader.cached(("softmax_pending", log, y.dtype.name, program.key((var,) + tuple(riders))),
+                           "softmax_pending", lambda: _pending_source(program, var, riders, log, y.dtype.name))
+    if out is None:
+        out = [None] + [pool.empty(y.size, np.dtype(program.var_dtypes[v])) for v in riders]
+    out[0] = _rows(module.kernel, [y], y.shape, y.dtype, out[0], lead=args, tail=out[1:])
+    return out

@@ -351,10 +351,11 @@ def row_softmax_backward(g, y, log):
     return tape.call_into("out", cpu_softmax.backward, g, y, log)
 
 
-def row_softmax_backward_pending(program, var, y, log):
+def row_softmax_backward_pending(program, var, y, log, riders=()):
     """row_softmax_backward for a gradient that is `var` of fused `program` (host leaves), computed in the row
-    loop (see cpu/softmax.py)."""
-    return tape.call_into("out", cpu_softmax.backward_pending, program, var, y, log)
+    loop (see cpu/softmax.py); with it, vars `riders` of the program, each into a flat array of its own.
+    Returns [the gradient, *the riders' arrays]."""
+    return tape.call_into("out", cpu_softmax.backward_pending, program, var, y, log, riders)
 
 
 def from_host(arr):

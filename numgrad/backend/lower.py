@@ -15,12 +15,15 @@ HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum", "power", "
 MATH = ("exp", "log", "log1p", "expm1", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc")
 
-# The op table's math vocabulary, as spelled inside a kernel.
-KERNEL_FUNCS = {**{name: f"math.{name}" for name in MATH}, "abs": "abs", **{name: name for name in HELPERS}}
+# The op table's math vocabulary, as spelled inside a kernel. gelu_erf is erf as torch's GELU computes it: the
+# library's erf, except in float32 on the CPU (scalar_math.gelu_erf_f32).
+KERNEL_FUNCS = {**{name: f"math.{name}" for name in MATH}, "abs": "abs", **{name: name for name in HELPERS},
+                "gelu_erf": "math.erf"}
 
 
 # float32 versions that vectorise (scalar_math.py); float64 keeps the library's
-FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32", "erf": "erf_f32"}
+FLOAT32_FUNCS = {"exp": "exp_f32", "tanh": "tanh_f32", "sigmoid": "sigmoid_f32", "erf": "erf_f32",
+                 "gelu_erf": "gelu_erf_f32"}
 # integer versions where the float form would round or change type (fmod computes in floating point)
 INTEGER_FUNCS = {"fmod": "fmod_int", "power": "power_int", "scalar_power": "power_int"}
 

@@ -445,6 +445,7 @@ def _where(condition, input, other):
 # What the op table's derivative expressions mean when they run on tensors (create_graph=True).
 EXPRESSION_FUNCS = {name: _on_tensors_or_numbers(_tensor_op(name), scalar) for name, scalar in _scalar_math().items()}
 EXPRESSION_FUNCS["where"] = _where
+EXPRESSION_FUNCS["gelu_erf"] = EXPRESSION_FUNCS["erf"]  # (tensor ops: the erf op, as torch's double backward)
 EXPRESSION_FUNCS["floor_quotient"] = _floor_quotient
 EXPRESSION_FUNCS["trunc_div"] = _trunc_quotient
 # powers go through `**`, which picks pow, pow_tensor or rpow by which operands are tensors

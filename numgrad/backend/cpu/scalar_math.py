@@ -155,6 +155,20 @@ def _erfc_tail(a, z):
     return t * exp_f32(max(-z - np.float32(1.26551223) + t * p, np.float32(-80)))
 
 
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def gelu_erf_f32(x):
+    # erf as torch's float32 GELU computes it (Vectorized<float>::erf, Abramowitz and Stegun 7.1.26, in its
+    # order of operations): within 4.5e-7 of erf (the formula's 1.5e-7 and float32's rounding), which beside 1
+    # in GELU's 1 + erf is about erf_f32's error, and twice as fast (one division and one exp); GELU's values
+    # then equal torch's for 3 elements in 4 (1 in 3 with erf_f32). torch.erf itself is accurate near 0, where
+    # this is not: erf_f32 serves the erf op.
+    a = abs(x)
+    t = np.float32(1) / (np.float32(0.3275911) * a + np.float32(1))
+    r = ((((np.float32(1.061405429) * t + np.float32(-1.453152027)) * t + np.float32(1.421413741)) * t
+          + np.float32(-0.284496736)) * t + np.float32(0.254829592))
+    return math.copysign((-exp_f32(-(x * x)) * t) * r + np.float32(1), x)
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def erf_f32(x):
     # Branch-free (both sides computed, one kept) so that LLVM vectorises the loop, where libm's erff is one

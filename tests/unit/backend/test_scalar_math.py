@@ -1,13 +1,16 @@
 """The vectorising float32 exp and erf (backend/cpu/scalar_math.py) against the float64 libm values rounded to
 float32, where the far tails meet their clamps: subnormal results of exp, exp of -inf (a masked softmax),
-and erf saturating to +-1."""
+and erf saturating to +-1; GELU's erf (torch's formula) within its bound, and GELU against torch."""
 import math
 
 import numpy as np
 import pytest
 from numba import njit
 
-from numgrad.backend.cpu.scalar_math import erf_f32, exp_f32
+import torch
+
+import numgrad
+from numgrad.backend.cpu.scalar_math import erf_f32, exp_f32, gelu_erf_f32
 
 
 def _loop(f):
@@ -18,7 +21,7 @@ def _loop(f):
     return run
 
 
-_EXP, _ERF = _loop(exp_f32), _loop(erf_f32)
+_EXP, _ERF, _GELU_ERF = _loop(exp_f32), _loop(erf_f32), _loop(gelu_erf_f32)
 
 
 def _ulps(got, want):
@@ -60,3 +63,29 @@ def test_erf_saturates_to_one_and_keeps_its_accuracy_before(sign):
     assert _ulps(np.abs(got), np.abs(want)).max() <= 3  # the documented 2.6 ulp, in whole steps
     assert (got[np.abs(xs) >= 3.92] == sign).all()
     assert _run(_ERF, np.float32([sign * np.inf]))[0] == sign and np.isnan(_run(_ERF, np.float32([np.nan]))[0])
+
+
+def test_gelus_erf_is_within_its_bound_and_exact_at_the_edges():
+    xs = np.concatenate([np.linspace(-12, 12, 200001), [1e10, -3.4e38, 1e-30]]).astype(np.float32)
+    got = _run(_GELU_ERF, xs)
+    want = np.array([math.erf(float(x)) for x in xs])
+    assert np.abs(got - want).max() <= 5e-7  # Abramowitz and Stegun's 1.5e-7, plus float32 rounding (4.5e-7)
+    edges = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 4.0, -4.0])
+    got = _run(_GELU_ERF, edges)
+    assert got[0] == 0 and got[1] == 0 and np.signbit(got[1]) and list(got[2:4]) == [1, -1] and np.isnan(got[4])
+    assert list(got[5:]) == [1, -1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_forward_and_backward_as_torch(dtype):
+    x0 = (np.random.default_rng(0).standard_normal(4099) * 3).astype(dtype)
+    x0[:4] = [0, -0.0, 9, -9]
+    got = []
+    for lib in (numgrad, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        y = lib.nn.functional.gelu(x)
+        (y * lib.tensor(np.linspace(-1, 1, x0.size).astype(dtype))).sum().backward()
+        got.append((y.detach().numpy(), x.grad.numpy()))
+    tol = dict(rtol=0, atol=5e-7) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-15)
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, **tol)

@@ -1,4 +1,6 @@
 """linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
+import math
+
 import numpy as np
 
 from .. import lazy
@@ -99,7 +101,7 @@ def _flatten_nd_linear(input, weight, bias):
     """Other ranks fold into rows, one addmm, and a view back (as torch). The row count is the product of the
     leading sizes, not -1, which a reshape cannot resolve when the last size is 0."""
     lead = input._data.shape[:-1]
-    out = _addmm(input.reshape(int(np.prod(lead)), input._data.shape[-1]), weight, bias)
+    out = _addmm(input.reshape(math.prod(lead), input._data.shape[-1]), weight, bias)
     return out.view(*lead, out._shape[1])
 
 

@@ -1,5 +1,6 @@
 """batch_norm (NativeBatchNormBackward0) and layer_norm (NativeLayerNormBackward0), with backward written as
 tensor expressions so that create_graph differentiates through them."""
+import math
 import warnings
 
 import numpy as np
@@ -280,7 +281,7 @@ def _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps):
     """layer_norm's output, mean and inverse standard deviation (the statistics in keepdims shape)."""
     if x.size:
         kept = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)  # the statistics' keepdims shape
-        fast = norm_rows.layer_norm_rows(x.reshape(-1, int(np.prod(normalized_shape))),
+        fast = norm_rows.layer_norm_rows(x.reshape(-1, math.prod(normalized_shape)),
                                          None if weight is None else weight.reshape(-1),
                                          None if bias is None else bias.reshape(-1), eps)
         if fast is not None:

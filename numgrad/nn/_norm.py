@@ -169,7 +169,7 @@ def _check_rank(input, training):
                            "maximum value for size type (4294967295)")
     if not training:  # the evaluation kernel dispatches on the dtype before it reads size(1)
         _check_floating(input, "batch_norm")
-    raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

@@ -15,7 +15,6 @@ from .._core.state import STATE
 from ..node import record
 from ..tensor_base import TensorBase
 from .._core.shapes import wrap_dim
-from . import creation
 from .elementwise import apply
 from .creation import zeros_like as creation_zeros_like
 from .indexing import scatter_into_zeros

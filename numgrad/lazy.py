@@ -377,8 +377,10 @@ def take_riders(g):
     riders = STATE.riders
     if not riders:
         return ()
-    taken = [e for e in riders if e.arr is None and not e.forcing and e.shape == g._shape]
-    riders[:] = [e for e in riders if not any(e is t for t in taken)]
+    taken, left = [], []
+    for e in riders:
+        (taken if e.arr is None and not e.forcing and e.shape == g._shape else left).append(e)
+    riders[:] = left
     return taken
 
 

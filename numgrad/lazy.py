@@ -342,6 +342,14 @@ def write_pending_into(result, target):
     return True
 
 
+def softmax_rows_forward(t, log):
+    """softmax's (log_softmax's) last-dim forward of pending host tensor `t`: its expression is computed inside
+    the row kernel and never stored (t stays pending for other readers)."""
+    program = fused.Program(t._shape)
+    var = tensor_value(program, t)
+    return dispatch.row_softmax_pending(program, var, t._dtype.np, log)
+
+
 def softmax_rows_backward(g, y, log):
     """softmax's (log_softmax's) last-dim backward for pending gradient `g` into host output array `y`: g's
     expression is computed inside the row kernel and never stored. Riders of g's shape are computed there

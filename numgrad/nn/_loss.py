@@ -306,6 +306,16 @@ def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_cla
     moved = input if last else np.moveaxis(input, class_dim, -1)
     x = moved.reshape(-1, n_classes)
     t = target.reshape(-1)
+    if input.ndim <= 2:  # torch's nll_loss (nll_loss2d sums otherwise) in one loop, where it applies
+        # a 1-d input's unreduced loss is torch's sum of its one row (+0.0, not -0.0, for a log-probability of 0)
+        mode = "sum" if reduction == "none" and input.ndim == 1 else reduction
+        looped = loss_kernels.nll_forward(x, t, weight, ignore_index, mode, want_coef)
+        if looped is not None:
+            bad, data, coef = looped
+            if bad is not None:
+                raise IndexError(f"Target {bad} is out of bounds.")
+            return (data.reshape(shape) if reduction == "none" else data), \
+                (None if coef is None else coef.reshape(input.shape))
     bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
     if bad is not None:
         raise IndexError(f"Target {bad} is out of bounds.")

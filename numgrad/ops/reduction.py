@@ -128,12 +128,16 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
         acc = "float64" if out_dtype.is_floating_point else "int64"
         values = dispatch.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
+    elif out_dtype.is_floating_point and t._dtype.is_floating_point and axes:  # float32 sums accumulate in double
+        values = dispatch.float_sum(REDUCTIONS["sum"], t._data, axes, out_dtype.np, _kept_shape(shape, axes, keepdim))
     else:
-        acc = np.float64 if out_dtype.is_floating_point else np.int64  # float32 sums accumulate in double
+        acc = np.float64 if out_dtype.is_floating_point else np.int64
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
         if out_dtype.is_floating_point:  # the fold starts from the first element, torch's sum from +0.0:
             values = dispatch.numpy_op(np.add, values, 0.0)  # a sum of -0.0s is +0.0 (x + 0.0 changes no other value)
-    out = _result(values.reshape(_kept_shape(shape, axes, keepdim)), out_dtype)
+    kept = _kept_shape(shape, axes, keepdim)
+    # (a reshape to the same shape would make the result a view: the engine copies a view it could keep as .grad)
+    out = _result(values if values.shape == kept else values.reshape(kept), out_dtype)
     name = "SumBackward1" if named else "SumBackward0"
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
                                               "self_sym_sizes": shape})
@@ -575,7 +579,10 @@ def softmax(t, dim, dtype=None, _log=False):
         if 0 in t._shape:  # nothing to normalise
             out = _result(t._data.copy(), t._dtype)
         elif _row_kernel_applies(t, d):
-            out = _result(dispatch.row_softmax(t._data, _log), t._dtype)
+            # a pending input (a bias add) is computed in the row kernel instead of going to memory first
+            rows = lazy.softmax_rows_forward(t, _log) if lazy.pending(t) is not None else \
+                dispatch.row_softmax(t._data, _log)
+            out = _result(rows, t._dtype)
         else:
             shifted = t - amax(t, d, keepdim=True)
             e = shifted.exp()

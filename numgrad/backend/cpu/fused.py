@@ -240,7 +240,7 @@ def _fold_module(program, var, acc_dtype, split, kind):
 
 
 # ---- replays of a traced program (numgrad.compile): the layout and kernel found once ---------------
-def _prepared_args(program, split=None):
+def prepared_args(program, split=None):
     """(outer, inner, args, refresh) for a replay, when every array argument is the leaf's own memory
     (not a copy made for this run); refresh lists (argument index, scalar type, source array) of the
     scalars a replay reads again. None when some argument is a copy."""
@@ -255,7 +255,7 @@ def _prepared_args(program, split=None):
 
 def prepare_map(result, program, outputs, out_dtypes, outs=None):
     """A replay of run_map writing into `result`, the flat arrays the trace got (None: no lean replay)."""
-    prepared = _prepared_args(program)
+    prepared = prepared_args(program)
     if prepared is None:
         return None
     outer, inner, args, refresh = prepared
@@ -277,7 +277,7 @@ def prepare_fold(result, program, var, acc_dtype, split=0, kind="sum"):
     """A replay of run_fold writing a whole-region fold into 0-d array `result` (None: no lean replay)."""
     if split:
         return None
-    prepared = _prepared_args(program, split)
+    prepared = prepared_args(program, split)
     if prepared is None:
         return None
     outer, inner, args, refresh = prepared

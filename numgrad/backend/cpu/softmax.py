@@ -1,6 +1,7 @@
 """Softmax and log-softmax over the last dim, forward and backward, as row kernels: each row is read
 from cache after its first pass, so a (4096, 1024) softmax costs one read and one write of memory."""
 import functools
+import math
 
 import numpy as np
 
@@ -147,6 +148,11 @@ def _pending_source(program, var, riders, log, dtype_name):
                            result=f"dr[jj] - {_exp(dtype_name)}(yr[jj]) * t" if log else "yr[jj] * (dr[jj] - t)")
 
 
+def _backward_pending_module(program, var, riders, log, dtype_name):
+    return loader.cached(("softmax_pending", log, dtype_name, program.key((var,) + tuple(riders))),
+                         "softmax_pending", lambda: _pending_source(program, var, riders, log, dtype_name))
+
+
 def backward_pending(program, var, y, log, riders=(), out=None):
     """backward for an incoming gradient that is `var` of fused `program` (over y's shape), never stored, and
     the program's vars `riders` (lazy.take_riders), each written to a flat array. Returns [the gradient, *those
@@ -154,9 +160,106 @@ def backward_pending(program, var, y, log, riders=(), out=None):
     if program.sources:
         program.refresh()
     _, _, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
-    module = loader.cached(("softmax_pending", log, y.dtype.name, program.key((var,) + tuple(riders))),
-                           "softmax_pending", lambda: _pending_source(program, var, riders, log, y.dtype.name))
+    module = _backward_pending_module(program, var, riders, log, y.dtype.name)
     if out is None:
         out = [None] + [pool.empty(y.size, np.dtype(program.var_dtypes[v])) for v in riders]
     out[0] = _rows(module.kernel, [y], y.shape, y.dtype, out[0], lead=args, tail=out[1:])
     return out
+
+
+# ---- the forward of an input still pending (the logits' bias add before cross_entropy): its fused expression is
+# computed into the output row, which holds it until the row's max and sum are known, so it never goes to memory.
+# log_softmax sums the exps as it computes them (the output row holds the inputs), softmax as forward does.
+_FORWARD_PENDING = """{header}from numgrad.backend.cpu.intrinsics import add_reorderable, maximum
+
+
+{loop_header}
+def kernel(o0, o1, K, {params}, out):
+    for o in range(o0, o1):
+        base = o * K
+        yr = out[base:base + K]
+{element}
+            yr[jj] = {var}
+        m = np.{dt}(-np.inf)
+        for j in range(K):
+            m = maximum(m, yr[j])
+        s = np.float64(0)
+{tail}"""
+_FORWARD_PENDING_TAIL = {
+    False: """        for j in range(K):
+            yr[j] = {exp}(yr[j] - m)
+        for j in range(K):
+            s = add_reorderable(s, np.float64(yr[j]))
+        r = np.{dt}(1) / np.{dt}(s)
+        for j in range(K):
+            yr[j] = yr[j] * r
+""",
+    True: """        for j in range(K):
+            s = add_reorderable(s, np.float64({exp}(yr[j] - m)))
+        ls = np.{dt}(math.log(s))
+        for j in range(K):
+            yr[j] = (yr[j] - m) - ls
+"""}
+
+
+def _forward_pending_source(program, var, log, dtype_name):
+    return _FORWARD_PENDING.format(header=HEADER, loop_header=LOOP_HEADER, params=fused.params(program),
+                                   element="\n".join(fused.element_loop(program, 8, "base", "0", "K")), var=var,
+                                   dt=dtype_name,
+                                   tail=_FORWARD_PENDING_TAIL[log].format(exp=_exp(dtype_name), dt=dtype_name))
+
+
+def _forward_pending_module(program, var, log, dtype_name):
+    return loader.cached(("softmax_forward_pending", log, dtype_name, program.key((var,))),
+                         "softmax_forward_pending", lambda: _forward_pending_source(program, var, log, dtype_name))
+
+
+def forward_pending(program, var, log, dtype, out=None):
+    """forward for an input that is `var` of fused `program` (over the input's shape), never stored: a new
+    C-contiguous array of `dtype` (`out`: a replay's buffer)."""
+    if program.sources:
+        program.refresh()
+    shape = program.shape
+    _, _, args = fused.layout(program, len(shape) - 1)  # leaves: whole, per row or per column
+    module = _forward_pending_module(program, var, log, dtype.name)
+    n, K = math.prod(shape), shape[-1]
+    out = pool.empty(n, dtype, shape) if out is None else out
+    threads.over(module.kernel, n // K, K, *args, out.reshape(-1), parallel=n >= threads.PARALLEL_MIN)
+    return out
+
+
+# ---- replays of the pending kernels (numgrad.compile): the layout and kernel found once, the arguments bound ----
+def _bound_replay(program, kernel, rows, K, arrays, what):
+    """A replay calling kernel(0, rows, K, *the program's leaves, *arrays) on one thread, or None when a leaf
+    is a copy made for the trace or the rows are many enough to split over the threads."""
+    prepared = fused.prepared_args(program, len(program.shape) - 1)
+    if prepared is None or (rows * K >= threads.PARALLEL_MIN and threads.count() > 1):
+        return None
+    _, _, args, refresh = prepared
+    bound = [0, rows, K, *args, *arrays]
+
+    def replay():
+        for i, to_scalar, src in refresh:
+            bound[3 + i] = to_scalar(src.flat[0])
+        kernel(*bound)
+    replay.describes = f"{what} ({rows} rows of {K}, prepared)"
+    return replay
+
+
+def _prepare_forward_pending(result, program, var, log, dtype, out=None):
+    K = program.shape[-1]
+    kernel = _forward_pending_module(program, var, log, dtype.name).kernel
+    return _bound_replay(program, kernel, result.size // K, K, [result.reshape(-1)], "softmax forward pending")
+
+
+def _prepare_backward_pending(result, program, var, y, log, riders=(), out=None):
+    if not y.flags.c_contiguous:  # the kernel would read a copy made at the trace
+        return None
+    K = y.shape[-1]
+    kernel = _backward_pending_module(program, var, riders, log, y.dtype.name).kernel
+    return _bound_replay(program, kernel, y.size // K, K, [y.reshape(-1), result[0].reshape(-1), *result[1:]],
+                         "softmax backward pending")
+
+
+forward_pending.prepare = _prepare_forward_pending
+backward_pending.prepare = _prepare_backward_pending

@@ -361,10 +361,33 @@ def _reduce(name, entry, data, axes, acc_dtype, kept, want_index):
     return DeviceArray(out, kept), DeviceArray(idx, kept)
 
 
+def float_sum(entry, data, axes, out_dtype, kept):
+    """The op table's sum `entry` of floats over sorted non-empty `axes` (every extent > 0), accumulated in
+    float64, returned from +0.0 (torch's sum of -0.0s is +0.0) as a C-order array of `out_dtype` shaped `kept`.
+    On the host one recorded call (a bias gradient's column sum: three replay entries were one)."""
+    if on_gpu(data):
+        values, _ = reduce("sum", entry, data, axes, np.float64, kept)
+        return asarray(numpy_op(np.add, values, 0.0), out_dtype)
+    return tape.call_into("out", _host_float_sum, entry, data, axes, np.dtype(out_dtype), kept)
+
+
+@np.errstate(all="ignore")  # a float64 sum past float32's range rounds to inf without NumPy's warning, as in torch
+def _host_float_sum(entry, data, axes, out_dtype, kept, out=None):
+    values, _ = cpu_kernels.run_reduction("sum", entry.update, data, axes, np.float64)
+    out = cpu_pool.empty(values.size, out_dtype, kept) if out is None else out
+    np.add(values.reshape(kept), 0.0, out=out)  # the fold starts from the first element; + 0.0 makes -0.0 +0.0
+    return out
+
+
 def row_softmax(x, log):
     """(log_)softmax over the last dim of a host array by the CPU row kernels (GPU tensors compose it from
     reductions and a fused region instead)."""
     return tape.call_into("out", cpu_softmax.forward, x, log)
+
+
+def row_softmax_pending(program, var, dtype, log):
+    """row_softmax of `var` of fused `program` (host leaves), computed in the row loop, never stored."""
+    return tape.call_into("out", cpu_softmax.forward_pending, program, var, log, np.dtype(dtype))
 
 
 def row_softmax_backward(g, y, log):

@@ -35,3 +35,24 @@ def nll_coefficients(target, ignore_index, picked, scale, coef):
         return False
     cpu_loss.nll_coefficients(target, _index(ignore_index), picked, scale, coef)
     return True
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def nll_forward(x, target, weight, ignore_index, reduction, want_coef):
+    """nll_loss of a 1-d or 2-d input, `x` as (rows, classes), in one loop (cpu/loss.py: torch's sums to the
+    bit): (the first target out of bounds or None, the losses (rows,) or the 0-d loss, the gradient's
+    coefficients or None); None where the loop does not apply."""
+    if not _usable(x, target) or (weight is not None and weight.dtype != x.dtype):
+        return None
+    code = _REDUCTIONS[reduction]
+    losses, sums = np.empty(target.size if code == 0 else 0, x.dtype), np.empty(3, x.dtype)
+    coef = np.zeros(x.shape if want_coef else (0, x.shape[1]), x.dtype)
+    ignoring = -2 ** 63 <= ignore_index < 2 ** 63  # one outside int64 matches no target
+    bad = cpu_loss.nll_forward(np.ascontiguousarray(x), target, np.empty(0, x.dtype) if weight is None else
+                               np.ascontiguousarray(weight), ignore_index if ignoring else 0, ignoring, code, losses,
+                               sums, coef)
+    if bad >= 0:
+        return target[bad], None, None
+    return None, losses if code == 0 else sums[:1].reshape(()), coef if want_coef else None

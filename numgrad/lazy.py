@@ -168,6 +168,24 @@ def operand_array(arr, shape, n, np_dtype, order=None):
     return arr.ravel()
 
 
+def bound_operands(values, kinds, shape, n, order=None):
+    """operand_array of each of `values` as a replay may keep it: (arguments, refresh), refresh listing
+    (index, scalar type, source array) of one-element arrays read as scalars, which a replay reads again; None
+    when an operand is a copy made now (a broadcast or a cast) or GPU memory."""
+    args, refresh = [], []
+    for i, (a, kind) in enumerate(zip(values, kinds)):
+        if a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)):
+            return None
+        k = operand_array(a, shape, n, kind, order)
+        if a.__class__ is np.ndarray:
+            if k.__class__ is not np.ndarray:
+                refresh.append((i, kind.type, a))
+            elif not np.may_share_memory(k, a):
+                return None
+        args.append(k)
+    return args, refresh
+
+
 def compute_now(entry, args, compute, out_dtype, shape, strides=None):
     """The op's values as an array of `strides` (None: C order), by its own (unfused) kernel."""
     # tensors' arrays, scalars as they are; only read, so the other pending results reading them stay pending
@@ -189,13 +207,22 @@ def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides, flat_out
 
 
 def _prepare_compute(result, entry, values, np_dtype, out_dtype, shape, strides):
-    """A replay of _compute_arrays that writes into the trace's result (no new array, no copy)."""
+    """A replay of _compute_arrays that writes into the trace's result (no new array, no copy): the kernel
+    with its operands bound once where they are the inputs' own memory, else the whole call again."""
     if result.__class__ is not np.ndarray:
         return None
     flat = result.reshape(-1) if strides is None and result.flags.c_contiguous else result.base
     if flat.__class__ is not np.ndarray or flat.ndim != 1 or flat.size != result.size or \
             not np.shares_memory(flat, result):
         return None
+    n = math.prod(shape)
+    kinds = [BOOL if nm in entry.bool_inputs else np_dtype for nm in entry.inputs]
+    bound = bound_operands(values, kinds, shape, n, None if strides is None else memory_order(strides))
+    if bound is not None:
+        replay = dispatch.bind_elementwise(entry.name, entry.inputs, entry.forward_outputs, *bound, n,
+                                           KERNEL_DTYPE[np_dtype], [flat])
+        if replay is not None:
+            return replay
     return functools.partial(_compute_quietly, entry, values, np_dtype, out_dtype, shape, strides, flat)
 
 

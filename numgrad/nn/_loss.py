@@ -291,8 +291,19 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
     name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
     view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
     shape = target._data.shape[:1] + (-1,) if view_back else _none_shape(input, target)
-    data, coef = tape.call(_nll_arrays, input._data, target._data, None if weight is None else weight._data,
-                           ignore_index, reduction, class_dim, n_classes, shape, input._requires_grad)
+    x, t, w = input._data, target._data, None if weight is None else weight._data
+    rows = x if x.ndim == 2 else x.reshape(1, -1)  # (a 1-d input is one row)
+    if x.ndim <= 2 and loss_kernels.nll_loop_applies(rows, t.reshape(-1), w):
+        # torch's nll_loss (nll_loss2d sums otherwise) in one loop; a 1-d input's unreduced loss is torch's sum of
+        # its one row (+0.0, not -0.0, for a log-probability of 0)
+        mode = "sum" if reduction == "none" and x.ndim == 1 else reduction
+        data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, t.reshape(-1), w, ignore_index, mode,
+                                    input._requires_grad)
+        data = data.reshape(shape) if reduction == "none" else data
+        coef = None if coef is None else coef.reshape(x.shape)
+    else:
+        data, coef = tape.call(_nll_arrays, x, t, w, ignore_index, reduction, class_dim, n_classes, shape,
+                               input._requires_grad)
     out = new_tensor(data, input._dtype)
     if input._requires_grad:
         record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
@@ -306,16 +317,6 @@ def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_cla
     moved = input if last else np.moveaxis(input, class_dim, -1)
     x = moved.reshape(-1, n_classes)
     t = target.reshape(-1)
-    if input.ndim <= 2:  # torch's nll_loss (nll_loss2d sums otherwise) in one loop, where it applies
-        # a 1-d input's unreduced loss is torch's sum of its one row (+0.0, not -0.0, for a log-probability of 0)
-        mode = "sum" if reduction == "none" and input.ndim == 1 else reduction
-        looped = loss_kernels.nll_forward(x, t, weight, ignore_index, mode, want_coef)
-        if looped is not None:
-            bad, data, coef = looped
-            if bad is not None:
-                raise IndexError(f"Target {bad} is out of bounds.")
-            return (data.reshape(shape) if reduction == "none" else data), \
-                (None if coef is None else coef.reshape(input.shape))
     bad = device_index.first_out_of_bounds(t, 0, n_classes - 1, skip=ignore_index)
     if bad is not None:
         raise IndexError(f"Target {bad} is out of bounds.")

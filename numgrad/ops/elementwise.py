@@ -298,6 +298,19 @@ def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):
                                     [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype], outs)
 
 
+def _prepare_kernel_flats(result, plan, arrays, shape, n, np_dtype, outs=None):
+    """A replay of _kernel_flats with the kernel's operands bound once (the arrays' own memory), or None."""
+    kinds = [np_dtype] + [BOOL if is_bool else np_dtype for is_bool in plan.bool_used]
+    bound = lazy.bound_operands(arrays, kinds, shape, n)
+    if bound is None:
+        return None
+    return dispatch.bind_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, *bound, n, KERNEL_DTYPE[np_dtype],
+                                     result)
+
+
+_kernel_flats.prepare = _prepare_kernel_flats
+
+
 def _zeros_like(g, shape, dtype):
     """Zeros of `shape` on `g`'s device."""
     return TensorBase._make(dispatch.zeros(shape, dtype.np, g._data), dtype)

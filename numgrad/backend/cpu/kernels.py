@@ -55,6 +55,23 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
     return outs
 
 
+def bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs):
+    """A replay of run_elementwise into `outs` with `args` bound once (numgrad.compile): refresh lists
+    (argument index, scalar type, source array) of the scalars read again at each replay. None for a range
+    split over the threads (run_elementwise itself replays it)."""
+    if n >= PARALLEL_MIN and threads.count() > 1:
+        return None
+    kernel = elementwise_kernel(name, inputs, tuple([a.__class__ is np.ndarray for a in args]), outputs, dtype_name)
+    bound = [0, n, *args, *outs]
+
+    def replay():
+        for i, to_scalar, src in refresh:
+            bound[2 + i] = to_scalar(src.flat[0])
+        kernel(*bound)
+    replay.describes = f"elementwise kernel {name} ({n} elements, prepared)"
+    return replay
+
+
 SUM_UPDATE = REDUCTIONS["sum"].update  # its row loop may regroup (below)
 
 
@@ -169,3 +186,19 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
         threads.over(kernels.blocks, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK,
                      parallel=parallel and blocks > 1)
     return out, idx
+
+
+def bind_reduction(name, update, x, axes, acc_dtype):
+    """A replay of run_reduction with its kernel and arrays bound once: (call, values), call() refolding `x`
+    into `values` (flat, acc_dtype); None where the fold reads a copy of x made now or splits over the threads."""
+    laid, outer, K, inner = _layout(x, tuple(axes))
+    if not np.may_share_memory(laid, x) or (laid.size >= PARALLEL_MIN and threads.count() > 1):
+        return None
+    flat = laid.reshape(-1)
+    kernels = reduction_kernels(name, update, np.dtype(acc_dtype).name)
+    m = outer * inner
+    out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
+    if inner == 1:
+        return functools.partial(kernels.rows, 0, outer, flat, out, idx, K), out
+    blocks = outer * -(-inner // INNER_BLOCK)
+    return functools.partial(kernels.blocks, 0, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK), out

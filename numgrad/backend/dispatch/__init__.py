@@ -379,6 +379,25 @@ def _host_float_sum(entry, data, axes, out_dtype, kept, out=None):
     return out
 
 
+def _prepare_host_float_sum(result, entry, data, axes, out_dtype, kept, out=None):
+    """A replay of _host_float_sum: the fold's kernel bound to the arrays once, then the + 0.0 into the result."""
+    bound = cpu_kernels.bind_reduction("sum", entry.update, data, axes, np.float64)
+    if bound is None:
+        return None
+    fold, values = bound
+    values = values.reshape(result.shape)
+
+    @np.errstate(all="ignore")
+    def replay():
+        fold()
+        np.add(values, 0.0, out=result)
+    replay.describes = f"float sum of {data.shape} over {axes} (prepared)"
+    return replay
+
+
+_host_float_sum.prepare = _prepare_host_float_sum
+
+
 def row_softmax(x, log):
     """(log_)softmax over the last dim of a host array by the CPU row kernels (GPU tensors compose it from
     reductions and a fused region instead)."""
@@ -438,6 +457,14 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
                                   dtype_name, outs=outs)
     return tape.call_into("outs", cpu_kernels.run_elementwise, name, inputs, outputs, args, out_dtypes, n,
                           dtype_name, outs=outs)
+
+
+def bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs):
+    """A replay of run_elementwise with its arguments bound once (backend.cpu.kernels.bind_elementwise), or None
+    (GPU arguments, or a threaded range: the recorded call replays)."""
+    if any(a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)) for a in (*args, *outs)):
+        return None
+    return cpu_kernels.bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs)
 
 
 def numpy_op(fn, *args, **kwargs):

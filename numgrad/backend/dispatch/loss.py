@@ -40,19 +40,62 @@ def nll_coefficients(target, ignore_index, picked, scale, coef):
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-def nll_forward(x, target, weight, ignore_index, reduction, want_coef):
+def nll_loop_applies(x, target, weight):
+    """Whether nll_forward serves these arrays: host floats (rows, classes), int64 targets, weights of x's dtype."""
+    return _usable(x, target) and (weight is None or weight.dtype == x.dtype)
+
+
+def nll_forward(x, target, weight, ignore_index, reduction, want_coef, out=None):
     """nll_loss of a 1-d or 2-d input, `x` as (rows, classes), in one loop (cpu/loss.py: torch's sums to the
-    bit): (the first target out of bounds or None, the losses (rows,) or the 0-d loss, the gradient's
-    coefficients or None); None where the loop does not apply."""
-    if not _usable(x, target) or (weight is not None and weight.dtype != x.dtype):
-        return None
+    bit): [the losses (rows,) or the 0-d loss, the gradient's coefficients or None] (`out`: a replay's
+    buffers, written). Raises torch's IndexError for a target out of bounds."""
+    call, results = _nll_call(x, target, weight, ignore_index, reduction, want_coef)
+    call()
+    if out is None:
+        return results
+    for mine, theirs in zip(results, out):
+        if theirs is not None:
+            np.copyto(theirs, mine)
+    return out
+
+
+def _nll_call(x, target, weight, ignore_index, reduction, want_coef, out=None):
+    """(call, results): call() runs the loop into the arrays of `results` (`out` when given) and raises for a
+    target out of bounds."""
     code = _REDUCTIONS[reduction]
-    losses, sums = np.empty(target.size if code == 0 else 0, x.dtype), np.empty(3, x.dtype)
-    coef = np.zeros(x.shape if want_coef else (0, x.shape[1]), x.dtype)
+    x = np.ascontiguousarray(x)
+    if out is not None and code != 0:  # the loss is a 0-d view of `sums`, written by the loop
+        sums = out[0].base if out[0].base is not None and out[0].base.size == 3 else None
+        if sums is None:
+            return None
+    else:
+        sums = np.empty(3, x.dtype)
+    losses = (out[0] if out is not None else np.empty(target.size, x.dtype)) if code == 0 else np.empty(0, x.dtype)
+    coef = (out[1] if out is not None else np.zeros(x.shape, x.dtype)) if want_coef else np.empty((0, x.shape[1]), x.dtype)
     ignoring = -2 ** 63 <= ignore_index < 2 ** 63  # one outside int64 matches no target
-    bad = cpu_loss.nll_forward(np.ascontiguousarray(x), target, np.empty(0, x.dtype) if weight is None else
-                               np.ascontiguousarray(weight), ignore_index if ignoring else 0, ignoring, code, losses,
-                               sums, coef)
-    if bad >= 0:
-        return target[bad], None, None
-    return None, losses if code == 0 else sums[:1].reshape(()), coef if want_coef else None
+    args = (x, target, np.empty(0, x.dtype) if weight is None else np.ascontiguousarray(weight),
+            ignore_index if ignoring else 0, ignoring, code, losses, sums, coef)
+    kernel = cpu_loss.nll_forward
+
+    def call():
+        if want_coef:
+            coef.fill(0)  # (a replay's buffer holds the last step's coefficients)
+        bad = kernel(*args)
+        if bad >= 0:
+            raise IndexError(f"Target {target[bad]} is out of bounds.")
+    return call, [losses if code == 0 else sums[:1].reshape(()), coef if want_coef else None]
+
+
+def _prepare_nll_forward(result, x, target, weight, ignore_index, reduction, want_coef, out=None):
+    """A replay of nll_forward: the loop bound to the trace's arrays once (none where x was copied)."""
+    if not x.flags.c_contiguous or (weight is not None and not weight.flags.c_contiguous):
+        return None
+    bound = _nll_call(x, target, weight, ignore_index, reduction, want_coef, out=result)
+    if bound is None:
+        return None
+    call = bound[0]
+    call.describes = f"nll_loss loop ({x.shape[0]} rows of {x.shape[1]}, prepared)"
+    return call
+
+
+nll_forward.prepare = _prepare_nll_forward

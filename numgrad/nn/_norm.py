@@ -73,6 +73,22 @@ def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shape
     return tuple(None if d is None else d.reshape(shape) for d, shape in zip(grads, shapes))
 
 
+def _prepare_kernel_grads(result, batch, g, data, mean, invstd, weight, batch_stats, want, shapes):
+    """A replay of _kernel_grads for layer_norm: the row kernel bound to the trace's arrays (None: replay the call)."""
+    if batch or g.dtype != data.dtype or not (g.flags.c_contiguous and data.flags.c_contiguous):
+        return None  # (a reshape of a strided array would be a copy of this step's values)
+    rows = mean.size
+    flat = [None if r is None else r.reshape(-1 if i else (rows, -1)) for i, r in enumerate(result)]
+    if any(r is not None and not np.shares_memory(f, r) for f, r in zip(flat, result)):
+        return None
+    return norm_rows.bind_layer_norm_backward_rows(g.reshape(rows, -1), data.reshape(rows, -1), mean.reshape(-1),
+                                                   invstd.reshape(-1), None if weight is None else weight.reshape(-1),
+                                                   want, *flat)
+
+
+_kernel_grads.prepare = _prepare_kernel_grads
+
+
 def _sum_over(t, axes):
     return t.sum(axes) if axes else t  # sum(()) would mean every axis
 
@@ -293,6 +309,30 @@ def _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps):
     mean, var = _exact_moments(x, mean, var)
     invstd = (1 / np.sqrt(var + np.asarray(eps, x.dtype))).astype(x.dtype)
     return _layer_norm_output(x, weight, bias, normalized_shape, mean, invstd), mean, invstd
+
+
+def _prepare_layer_norm_arrays(result, x, weight, bias, normalized_shape, axes, eps):
+    """A replay of _layer_norm_arrays: the row kernel bound to the trace's arrays, the exact path where a row needs
+    torch's Welford order (None: replay the call)."""
+    out, mean, invstd = result
+    if not x.size or not (out.flags.c_contiguous and x.flags.c_contiguous):
+        return None  # (a reshape of a strided array would be a copy of this step's values)
+    k = math.prod(normalized_shape)
+    call = norm_rows.bind_layer_norm_rows(x.reshape(-1, k), None if weight is None else weight.reshape(-1),
+                                          None if bias is None else bias.reshape(-1), eps, out.reshape(-1, k),
+                                          mean.reshape(-1), invstd.reshape(-1))
+    if call is None:
+        return None
+
+    def replay():
+        if not call():
+            for mine, exact in zip(result, _layer_norm_arrays(x, weight, bias, normalized_shape, axes, eps)):
+                np.copyto(mine, exact)
+    replay.describes = f"layer_norm rows of {x.shape} (prepared)"
+    return replay
+
+
+_layer_norm_arrays.prepare = _prepare_layer_norm_arrays
 
 
 def _exact_moments(x, mean, var):

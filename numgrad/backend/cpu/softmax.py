@@ -246,6 +246,36 @@ def _bound_replay(program, kernel, rows, K, arrays, what):
     return replay
 
 
+def _prepare_rows(result, arrays, kernel, what):
+    """A replay of forward/backward: the row kernel on the trace's C-contiguous `arrays` and `result`, one thread
+    (None: a strided input, read through a copy, or rows to split over the threads)."""
+    if not all(a.flags.c_contiguous for a in (*arrays, result)) or result.size == 0 or \
+            (result.size >= threads.PARALLEL_MIN and threads.count() > 1):
+        return None
+    K = result.shape[-1]
+    call = functools.partial(kernel, 0, result.size // K, K, *[a.reshape(-1) for a in arrays], result.reshape(-1))
+
+    def replay():
+        call()
+    replay.describes = f"{what} ({result.size // K} rows of {K}, prepared)"
+    return replay
+
+
+def _prepare_forward(result, x, log, out=None):
+    module = _module(x.dtype.name)
+    return _prepare_rows(result, [x], module.log_forward if log else module.forward, "log_softmax" if log else "softmax")
+
+
+def _prepare_backward(result, g, y, log, out=None):
+    module = _module(y.dtype.name)
+    return _prepare_rows(result, [g, y], module.log_backward if log else module.backward,
+                         "log_softmax backward" if log else "softmax backward")
+
+
+forward.prepare = _prepare_forward
+backward.prepare = _prepare_backward
+
+
 def _prepare_forward_pending(result, program, var, log, dtype, out=None):
     K = program.shape[-1]
     kernel = _forward_pending_module(program, var, log, dtype.name).kernel

@@ -163,30 +163,3 @@ def test_compiled_classifier_step_replays_the_row_kernels_as_eager_computes_them
     loss = _classifier_step(torch, tw, tb, torch.tensor(x.numpy()), torch.tensor(y.numpy()))
     np.testing.assert_allclose(e.item(), loss.item(), rtol=1e-6)
     np.testing.assert_allclose(be.grad.numpy(), tb.grad.numpy(), rtol=1e-5, atol=1e-7)
-
-
-def test_prepared_elementwise_replays_read_one_element_inputs_again():
-    """Kernels bound once at the trace (an op's own kernel, a node's backward kernel) read a one-element input's
-    new value at each replay, as eager does."""
-    def step(lib, x, w, v, s):
-        h = (x @ w) * s  # pending, then read by a matmul alone: the mul's own kernel
-        loss = lib.relu(h @ v).sum()  # the mul's gradient comes from a matmul: its own backward kernel, g * s
-        loss.backward()
-        return loss
-
-    rng = np.random.default_rng(8)
-    x = numgrad.tensor(rng.standard_normal((16, 8)).astype(np.float32))
-    arrays = [rng.standard_normal((8, 8)).astype(np.float32), rng.standard_normal((8, 3)).astype(np.float32)]
-    fn = numgrad.compile(lambda *a: step(numgrad, *a))
-    w, v, we, ve = (numgrad.tensor(a, requires_grad=True) for a in arrays + arrays)
-    for value in [1.5, -0.5, 2.0, 0.25]:
-        s = numgrad.tensor(np.array([value], np.float32))
-        for t in (w, v, we, ve):
-            t.grad = None
-        a, e = fn(x, w, v, s), step(numgrad, x, we, ve, s)
-        assert a.item() == e.item()
-        np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
-        np.testing.assert_array_equal(v.grad.numpy(), ve.grad.numpy())
-    assert fn.variants[0].hits == 3, fn.eager_reason
-    tape = describe(fn.variants[0], "step")
-    assert "elementwise kernel mul (" in tape and "elementwise kernel mul_backward (" in tape, tape

@@ -133,8 +133,11 @@ _e("minimum", "a b", "minimum(a, b)", {"a": "where(a == b, g / 2, where(a > b, 0
 _e("where", "c a b", "where(c, a, b)", {"a": "where(c, g, 0)", "b": "where(c, 0, g)"}, "WhereBackward0",
    saved_names={"c": "condition"}, bool_inputs=("c",))
 _e("erf", "a", "erf(a)", {"a": "g * 1.1283791670955126 * exp(-a * a)"}, "ErfBackward0", kind="float")
+# x = a / sqrt(2): the density's exp(-x * x) is the one gelu_erf computes (torch: exp(a * a * -0.5), the same to
+# an ulp of its argument), so that the kernel computes one exp, not two (GELU's backward 321 -> 180 us on 2^17)
+_gelu_x = "(a * 0.7071067811865476)"
 _e("gelu", "a", "a * 0.5 * (1 + gelu_erf(a * 0.7071067811865476))",
-   {"a": "g * (0.5 * (1 + gelu_erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))"},
+   {"a": f"g * (0.5 * (1 + gelu_erf({_gelu_x})) + a * 0.3989422804014327 * exp(-({_gelu_x} * {_gelu_x})))"},
    "GeluBackward0", kind="float", refuses=_NO_INT_GELU, internal=True)
 _e("gelu_tanh", "a", f"0.5 * a * (1 + {_gelu_t})",
    {"a": f"g * (0.5 * (1 + {_gelu_t}) + 0.5 * a * (1 - {_gelu_t} * {_gelu_t}) * {SQRT_2_OVER_PI} * "

@@ -1,6 +1,8 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad."""
 import math
 
+import numpy as np
+
 from ..ops import creation
 from .._core import dtypes
 from ..backend.dispatch import optim
@@ -44,7 +46,7 @@ class Adam(Optimizer):
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
-    def _update(self, group, p, data, grad, state):
+    def _init_state(self, group, p, state):
         if not state:
             # torch keeps the step count as a float32 0-d tensor
             state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
@@ -52,6 +54,50 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = zeros_like_param(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = zeros_like_param(p)
+
+    def _update_group(self, group, params):
+        """The usual step (no amsgrad, maximize or coupled weight decay) of host parameters of one dtype: one
+        kernel call for the group (dispatch.optim.adam_many), the same arithmetic as one call per parameter."""
+        decoupled = group["decoupled_weight_decay"]
+        lr, wd = group["lr"], float(group["weight_decay"])
+        if group["amsgrad"] or group["maximize"] or (wd != 0 and not decoupled) or isinstance(lr, Tensor):
+            return False
+        states = [self.state.get(p) for p in params]
+        if any(not st or st["step"]._data.__class__ is not np.ndarray for st in states):
+            if any(st for st in states):  # part of the group has state: one at a time (a parameter added later)
+                return False
+            states = [self.state.setdefault(p, {}) for p in params]
+            arrays = [(p._data, p.grad._data) for p in params]
+            if any(a.__class__ is not np.ndarray or b.__class__ is not np.ndarray for a, b in arrays):
+                return False  # (GPU parameters: their own kernels)
+            for p, st in zip(params, states):
+                self._init_state(group, p, st)
+        arrays = [p._data for p in params] + [st["exp_avg"]._data for st in states] + \
+            [st["exp_avg_sq"]._data for st in states]
+        key = tuple([id(a) for a in arrays])
+        cache = self.__dict__.setdefault("_flat_arrays", {})  # id(group) -> (key, flat parameters and state)
+        known = cache.get(id(group))
+        if known is None or known[0] != key:  # (the cache holds the arrays: their ids stay theirs)
+            flats = optim.adam_many_flats(arrays, len(params))
+            if flats is None:
+                return False
+            known = cache[id(group)] = (key, flats, arrays)
+        grads = optim.adam_many_grads([p.grad._data for p in params], known[2])
+        if grads is None:
+            return False
+        lr = float(lr)
+        beta1, beta2 = (float(b) for b in group["betas"])
+        neg_step_sizes, bias_corrections = [], []
+        for st in states:
+            step = count_step(st["step"])
+            neg_step_sizes.append(-(lr / (1 - beta1 ** step)))
+            bias_corrections.append(math.sqrt(1 - beta2 ** step))
+        optim.adam_many(known[1], grads, neg_step_sizes, bias_corrections, 1.0 - beta1, beta2, 1.0 - beta2,
+                        float(group["eps"]), 1.0 - lr * wd if decoupled else 1.0)
+        return True
+
+    def _update(self, group, p, data, grad, state):
+        self._init_state(group, p, state)
         step = count_step(state["step"])
         lr, wd = float(group["lr"]), float(group["weight_decay"])
         beta1, beta2 = group["betas"]

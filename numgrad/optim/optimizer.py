@@ -127,13 +127,21 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
+                params = [p for p in group["params"] if p.grad is not None]
+                if len(params) > 1 and self._update_group(group, params):
+                    for p in params:
+                        p._vc[0] += 1
+                    continue
+                for p in params:
                     state = self.state.setdefault(p, {})
                     self._update(group, p, p._data, p.grad._data, state)
                     p._vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
         return loss
+
+    def _update_group(self, group, params):
+        """Updates every parameter of `params` (those with a gradient) in one call where the optimizer can;
+        returns False, having changed nothing, for one at a time (_update)."""
+        return False
 
     def _update(self, group, p, data, grad, state):
         """Updates parameter `p` (its array `data`) from gradient array `grad` and its `state`, through

@@ -226,3 +226,42 @@ def run(name, p, *args):
     for a, f in copied:
         a[...] = f.reshape(a.shape)
 
+
+
+def adam_many_flats(arrays, n):
+    """For adam_many: `arrays`, n parameters then their exp_avg and exp_avg_sq, as three tuples of flat views;
+    None unless all are host arrays of one float dtype, C-contiguous, each state of its parameter's shape
+    (else the one-at-a-time kernel, which checks shapes and copies strided arrays)."""
+    dtype = arrays[0].dtype
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return None
+    for k, a in enumerate(arrays):
+        if a.__class__ is not np.ndarray or a.dtype != dtype or a.shape != arrays[k % n].shape or \
+                not a.flags.c_contiguous:
+            return None
+    flat = [a.reshape(-1) for a in arrays]
+    return tuple(flat[:n]), tuple(flat[n:2 * n]), tuple(flat[2 * n:])
+
+
+def adam_many_grads(grads, params):
+    """The gradients as flat views for adam_many (each of its parameter's dtype and shape, C-contiguous), or None."""
+    dtype = params[0].dtype
+    flat = []
+    for g, p in zip(grads, params):
+        if g.__class__ is not np.ndarray or g.dtype != dtype or g.shape != p.shape or not g.flags.c_contiguous:
+            return None
+        flat.append(g.reshape(-1))
+    return tuple(flat)
+
+
+def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
+              decay_factor):
+    """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters in one call
+    (flats: adam_many_flats's, grads: adam_many_grads's), the per-parameter scalars as lists: the same arithmetic
+    as run("adam", ...) on each."""
+    ps, ms, vs = flats
+    dtype = ps[0].dtype
+    name = _usual_adam(dtype, -1.0, beta1_weight, beta2, one_minus_beta2, 1.0, eps, 0.0, decay_factor, False, False)
+    kernel = cpu_optim.many_kernel(BODIES[name], name, dtype.name)
+    kernel(ps, grads, ms, vs, np.array(neg_step_sizes), np.array(bias_correction2_sqrts), beta1_weight, beta2,
+           one_minus_beta2, eps, decay_factor)

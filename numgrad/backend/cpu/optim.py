@@ -30,40 +30,20 @@ def kernel(body, name, dtype_name):
 _kernels = {}  # (name, dtype) -> kernel: found without the lru_cache's hash of the body's source per parameter
 
 
+def kernel_for(body, name, dtype):
+    """The compiled kernel of `body` for parameters of `dtype`."""
+    found = _kernels.get((name, dtype))
+    if found is None:
+        found = _kernels[(name, dtype)] = kernel(body, name, dtype.name)
+    return found
+
+
 def run(body, name, p, *args):
     """Runs one optimizer's body over the host arrays (`p`, then its gradient and state), then scalars (the
     arrays come first, as backend/dispatch/optim.py passes them)."""
-    found = _kernels.get((name, p.dtype))
-    if found is None:
-        found = _kernels[(name, p.dtype)] = kernel(body, name, p.dtype.name)
+    found = kernel_for(body, name, p.dtype)
     n = p.size
     if n < PARALLEL_MIN:
         found(0, n, p, *args)
     else:
         threads.over(found, n, p, *args)
-
-
-# ---- several parameters in one call (a group's usual Adam step): one Numba call instead of one per parameter,
-# whose Python and argument unboxing cost ~10 us each (a GPT block's 18 parameters: ~0.2 ms a step). The arrays
-# come as tuples (one compile per tuple length, cached on disk); each parameter runs the single kernel's body.
-_MANY = """{header}
-T = np.{dtype}
-
-
-{loop_header}
-def kernel(ps, gs, ms, vs, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
-           decay_factor):
-    for k in range(len(ps)):
-        p, g, m, v = ps[k], gs[k], ms[k], vs[k]
-        neg_step_size, bias_correction2_sqrt = neg_step_sizes[k], bias_correction2_sqrts[k]
-        start, stop = 0, p.size
-{body}"""
-
-
-@functools.lru_cache(maxsize=None)
-def many_kernel(body, name, dtype_name):
-    _, loop = body
-    loop = loop.replace("for i in range(start, stop):", UNSIGNED_RANGE)
-    indented = "\n".join("    " + line if line.strip() else line for line in loop.split("\n"))
-    source = _MANY.format(header=HEADER, dtype=dtype_name, loop_header=LOOP_HEADER, body=indented)
-    return loader.load_module(f"optim_{name}_many_{dtype_name}", source).kernel

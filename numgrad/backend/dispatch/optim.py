@@ -256,12 +256,20 @@ def adam_many_grads(grads, params):
 
 def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
               decay_factor):
-    """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters in one call
-    (flats: adam_many_flats's, grads: adam_many_grads's), the per-parameter scalars as lists: the same arithmetic
-    as run("adam", ...) on each."""
+    """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters (flats:
+    adam_many_flats's, grads: adam_many_grads's), the per-parameter scalars as lists: the one-parameter kernel
+    on each, called straight (run's checks, done once by adam_many_flats, cost ~10 us a parameter). A kernel over
+    tuples of arrays saved a little more but compiled in 0.47 s against this one's 0.19 s."""
     ps, ms, vs = flats
     dtype = ps[0].dtype
     name = _usual_adam(dtype, -1.0, beta1_weight, beta2, one_minus_beta2, 1.0, eps, 0.0, decay_factor, False, False)
-    kernel = cpu_optim.many_kernel(BODIES[name], name, dtype.name)
-    kernel(ps, grads, ms, vs, np.array(neg_step_sizes), np.array(bias_correction2_sqrts), beta1_weight, beta2,
-           one_minus_beta2, eps, decay_factor)
+    kernel = cpu_optim.kernel_for(BODIES[name], name, dtype)
+    none = ps[0][:0]  # vmax, which the usual kernels never read
+    for p, g, m, v, step_size, correction in zip(ps, grads, ms, vs, neg_step_sizes, bias_correction2_sqrts):
+        n = p.size
+        if n < cpu_optim.PARALLEL_MIN:
+            kernel(0, n, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2, correction, eps, 0.0,
+                   decay_factor, False, False)
+        else:
+            cpu_optim.run(BODIES[name], name, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2,
+                          correction, eps, 0.0, decay_factor, False, False)

@@ -1,4 +1,4 @@
-"""Adam's usual step over a whole parameter group in one kernel call (Adam._update_group,
+"""Adam's usual step over a whole parameter group in one pass (Adam._update_group,
 dispatch.optim.adam_many): bitwise the one-parameter-at-a-time kernel's results, and against torch; cases the
 group call does not take (strided gradients, parameters without state beside ones with it, amsgrad) go one at a
 time, with the same results."""

@@ -31,6 +31,10 @@ def layout(program, split=None):
                 leaf.kind = "full"
         return 1, n, [np.ascontiguousarray(np.broadcast_to(leaf.value, shape), dtype=leaf.dtype).reshape(-1)
                       if leaf.kind == "full" else leaf.value for leaf in program.leaves]
+    if split is None or split == nd - 1:
+        args = _row_args(program.leaves, shape)
+        if args is not None:  # the next most usual: a bias along the last dim (what the search below finds)
+            return n // shape[-1], shape[-1], args
     effective = []
     for leaf in program.leaves:
         if leaf.kind == "scalar":
@@ -77,6 +81,29 @@ def _flat_args(leaves, shape):
             args.append(v.reshape(-1))
         else:
             return None
+    return args
+
+
+def _row_args(leaves, shape):
+    """Kernel arguments when every array leaf is a C-contiguous array of the region's shape or a 1-d one along
+    its last dim (a bias), of its dtype, and the region has two dims or more; None otherwise."""
+    if len(shape) < 2 or math.prod(shape[:-1]) < 2:  # (one row: the search makes every leaf full)
+        return None
+    args = []
+    for leaf in leaves:
+        v = leaf.value
+        if leaf.kind == "scalar":
+            args.append(v)
+            continue
+        if not (v.flags.c_contiguous and v.dtype == ir.SCALAR_DTYPES[leaf.dtype]):
+            return None
+        if v.shape == shape:
+            leaf.kind = "full"
+        elif v.ndim == 1 and v.shape[0] == shape[-1]:
+            leaf.kind = "row"
+        else:
+            return None
+        args.append(v.reshape(-1))
     return args
 
 

@@ -8,7 +8,7 @@ from .. import ir, loader
 from ..arrays import length_error
 from ...spec.table import REDUCTIONS
 from . import pool, threads
-from .kernels import HEADER, LOOP_HEADER
+from .kernels import HEADER, LOOP_HEADER, bound_replay
 from .threads import PARALLEL_MIN
 
 BROADCAST_MIN = 1 << 14  # below this many elements broadcast inputs are expanded (fewer kernel variants)
@@ -290,14 +290,8 @@ def prepare_map(result, program, outputs, out_dtypes, outs=None):
     n, parts = outer * inner, threads.count()
     if n >= PARALLEL_MIN and parts > 1:
         return None  # the threaded split: run_map itself
-    bound = [0, outer, 0, inner, inner, *args, *result]
-
-    def replay():
-        for i, to_scalar, src in refresh:
-            bound[5 + i] = to_scalar(src.flat[0])
-        kernel(*bound)
-    replay.describes = f"fused map kernel {kernel.__module__} ({n} elements, prepared)"
-    return replay
+    return bound_replay(kernel, [0, outer, 0, inner, inner, *args, *result], 5, refresh,
+                        f"fused map kernel {kernel.__module__} ({n} elements, prepared)")
 
 
 def prepare_fold(result, program, var, acc_dtype, split=0, kind="sum"):

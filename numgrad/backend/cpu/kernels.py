@@ -62,13 +62,17 @@ def bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs):
     if n >= PARALLEL_MIN and threads.count() > 1:
         return None
     kernel = elementwise_kernel(name, inputs, tuple([a.__class__ is np.ndarray for a in args]), outputs, dtype_name)
-    bound = [0, n, *args, *outs]
+    return bound_replay(kernel, [0, n, *args, *outs], 2, refresh, f"elementwise kernel {name} ({n} elements, prepared)")
 
+
+def bound_replay(kernel, bound, offset, refresh, describes):
+    """A replay calling kernel(*bound), after writing each scalar of `refresh` ((index, scalar type, source
+    array): a one-element input read again) at bound[offset + index]."""
     def replay():
         for i, to_scalar, src in refresh:
-            bound[2 + i] = to_scalar(src.flat[0])
+            bound[offset + i] = to_scalar(src.flat[0])
         kernel(*bound)
-    replay.describes = f"elementwise kernel {name} ({n} elements, prepared)"
+    replay.describes = describes
     return replay
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import loader
 from . import fused, pool, threads
-from .kernels import HEADER, LOOP_HEADER
+from .kernels import HEADER, LOOP_HEADER, bound_replay
 
 
 # Rows are sliced and loops run over range(K): an index Numba cannot prove non-negative is checked (and
@@ -236,14 +236,7 @@ def _bound_replay(program, kernel, rows, K, arrays, what):
     if prepared is None or (rows * K >= threads.PARALLEL_MIN and threads.count() > 1):
         return None
     _, _, args, refresh = prepared
-    bound = [0, rows, K, *args, *arrays]
-
-    def replay():
-        for i, to_scalar, src in refresh:
-            bound[3 + i] = to_scalar(src.flat[0])
-        kernel(*bound)
-    replay.describes = f"{what} ({rows} rows of {K}, prepared)"
-    return replay
+    return bound_replay(kernel, [0, rows, K, *args, *arrays], 3, refresh, f"{what} ({rows} rows of {K}, prepared)")
 
 
 def _prepare_rows(result, arrays, kernel, what):

@@ -34,6 +34,16 @@ def test_prepared_elementwise_replays_read_one_element_inputs_again():
     assert "elementwise kernel mul (" in tape and "elementwise kernel mul_backward (" in tape, tape
 
 
+def _load(x0, x, xe, *params):
+    """New values for the compiled call's x and eager's (arguments that require grad, guarded by identity, so
+    changed in place), and no gradients."""
+    with numgrad.no_grad():
+        x.copy_(numgrad.tensor(x0))
+        xe.copy_(numgrad.tensor(x0))
+    for t in (x, xe, *params):
+        t.grad = None
+
+
 def _norm_step(lib, x, w, b):
     loss = (lib.nn.functional.layer_norm(x, (32,), w, b) ** 2).sum()
     loss.backward()
@@ -51,11 +61,7 @@ def test_layer_norm_replays_bound_rows_and_takes_the_exact_path_for_a_row_that_n
         x0 = rng.standard_normal((12, 32)).astype(np.float32)
         if k == 2:
             x0[3] *= 1e16  # past the kernel's limit: torch's Welford order, in eager and in the replay
-        with numgrad.no_grad():
-            x.copy_(numgrad.tensor(x0))
-            xe.copy_(numgrad.tensor(x0))
-        for t in (x, xe, w, b, we, be):
-            t.grad = None
+        _load(x0, x, xe, w, b, we, be)
         a, e = fn(x, w, b), _norm_step(numgrad, xe, we, be)
         assert a.item() == e.item()
         for ours, eager in ((x, xe), (w, we), (b, be)):
@@ -79,11 +85,7 @@ def test_strided_input_replays_the_recorded_call():
     x, xe = (numgrad.tensor(np.zeros((16, 8), np.float32), requires_grad=True) for _ in range(2))
     for k in range(3):
         x0 = rng.standard_normal((16, 8)).astype(np.float32)
-        with numgrad.no_grad():
-            x.copy_(numgrad.tensor(x0))
-            xe.copy_(numgrad.tensor(x0))
-        for t in (x, xe, w, b, we, be):
-            t.grad = None
+        _load(x0, x, xe, w, b, we, be)
         a, e = fn(x, w, b), step(numgrad, xe, we, be)
         assert a.item() == e.item()
         np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
@@ -105,11 +107,7 @@ def test_softmax_rows_replay_bound_forward_and_backward():
     w, we = (numgrad.tensor(np.eye(6, dtype=np.float32), requires_grad=True) for _ in range(2))
     for k in range(3):
         x0 = rng.standard_normal((6, 6)).astype(np.float32)
-        with numgrad.no_grad():
-            x.copy_(numgrad.tensor(x0))
-            xe.copy_(numgrad.tensor(x0))
-        for t in (x, xe, w, we):
-            t.grad = None
+        _load(x0, x, xe, w, we)
         a, e = fn(x, w, mask), step(numgrad, xe, we, mask)
         assert a.item() == e.item()
         np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())

@@ -74,16 +74,8 @@ class Adam(Optimizer):
                 self._init_state(group, p, st)
         arrays = [p._data for p in params] + [st["exp_avg"]._data for st in states] + \
             [st["exp_avg_sq"]._data for st in states]
-        key = tuple([id(a) for a in arrays])
-        cache = self.__dict__.setdefault("_flat_arrays", {})  # id(group) -> (key, flat parameters and state)
-        known = cache.get(id(group))
-        if known is None or known[0] != key:  # (the cache holds the arrays: their ids stay theirs)
-            flats = optim.adam_many_flats(arrays, len(params))
-            if flats is None:
-                return False
-            known = cache[id(group)] = (key, flats, arrays)
-        grads = optim.adam_many_grads([p.grad._data for p in params], known[2])
-        if grads is None:
+        flat = self._flat_group(group, params, arrays)
+        if flat is None:
             return False
         lr = float(lr)
         beta1, beta2 = (float(b) for b in group["betas"])
@@ -92,7 +84,7 @@ class Adam(Optimizer):
             step = count_step(st["step"])
             neg_step_sizes.append(-(lr / (1 - beta1 ** step)))
             bias_corrections.append(math.sqrt(1 - beta2 ** step))
-        optim.adam_many(known[1], grads, neg_step_sizes, bias_corrections, 1.0 - beta1, beta2, 1.0 - beta2,
+        optim.adam_many(*flat, neg_step_sizes, bias_corrections, 1.0 - beta1, beta2, 1.0 - beta2,
                         float(group["eps"]), 1.0 - lr * wd if decoupled else 1.0)
         return True
 

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 
 from ..backend import dispatch, tape
+from ..backend.dispatch import optim as optim_kernels
 from ..autograd.functional import zero_grads
 from .._core.grad_mode import no_grad
 from ..tensor import Tensor
@@ -142,6 +143,20 @@ class Optimizer:
         """Updates every parameter of `params` (those with a gradient) in one call where the optimizer can;
         returns False, having changed nothing, for one at a time (_update)."""
         return False
+
+    def _flat_group(self, group, params, arrays):
+        """(flat views of `arrays`, the parameters' then each state's in turn; the flat gradients) for a group
+        update, the views kept while the arrays stay the same; None where the group goes one at a time."""
+        key = tuple([id(a) for a in arrays])
+        cache = self.__dict__.setdefault("_flat_arrays", {})  # id(group) -> (key, flat views, the arrays)
+        known = cache.get(id(group))
+        if known is None or known[0] != key:  # (the cache holds the arrays: their ids stay theirs)
+            flats = optim_kernels.group_flats(arrays, len(params))
+            if flats is None:
+                return None
+            known = cache[id(group)] = (key, flats, arrays)
+        grads = optim_kernels.group_grads([p.grad._data for p in params], known[2])
+        return None if grads is None else (known[1], grads)
 
     def _update(self, group, p, data, grad, state):
         """Updates parameter `p` (its array `data`) from gradient array `grad` and its `state`, through

@@ -1,6 +1,7 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay."""
 
 from ..backend.dispatch import optim
+from ..tensor import Tensor
 from .optimizer import Optimizer, check_fused, check_tensor_lr, zeros_like_param
 
 
@@ -20,6 +21,27 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
+
+    def _update_group(self, group, params):
+        """The usual step (no weight decay, Nesterov or maximize; momentum past its first step, or none) of host
+        parameters of one dtype: checks once for the group, then the one-parameter kernel on each."""
+        lr, momentum = group["lr"], float(group["momentum"])
+        if float(group["weight_decay"]) != 0 or group["nesterov"] or group["maximize"] or isinstance(lr, Tensor):
+            return False
+        arrays = [p._data for p in params]
+        if momentum != 0:
+            states = [self.state.get(p) for p in params]
+            if any(not st or st.get("momentum_buffer") is None for st in states):
+                return False  # the first step makes the buffers (one at a time)
+            arrays += [st["momentum_buffer"]._data for st in states]
+        flat = self._flat_group(group, params, arrays)
+        if flat is None:
+            return False
+        if momentum == 0:
+            for p in params:
+                self.state.setdefault(p, {}).setdefault("momentum_buffer", None)
+        optim.sgd_many(*flat, -float(lr), momentum, 1.0 - float(group["dampening"]))
+        return True
 
     def _update(self, group, p, data, grad, state):
         momentum = float(group["momentum"])

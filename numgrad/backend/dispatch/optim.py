@@ -228,10 +228,11 @@ def run(name, p, *args):
 
 
 
-def adam_many_flats(arrays, n):
-    """For adam_many: `arrays`, n parameters then their exp_avg and exp_avg_sq, as three tuples of flat views;
-    None unless all are host arrays of one float dtype, C-contiguous, each state of its parameter's shape
-    (else the one-at-a-time kernel, which checks shapes and copies strided arrays)."""
+def group_flats(arrays, n):
+    """For adam_many and sgd_many: `arrays`, n parameters then each state (exp_avg, exp_avg_sq; a momentum
+    buffer) of all n in turn, as tuples of flat views; None unless all are host arrays of one float dtype,
+    C-contiguous, each state of its parameter's shape (else the one-at-a-time kernel, which checks shapes and
+    copies strided arrays)."""
     dtype = arrays[0].dtype
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         return None
@@ -240,11 +241,11 @@ def adam_many_flats(arrays, n):
                 not a.flags.c_contiguous:
             return None
     flat = [a.reshape(-1) for a in arrays]
-    return tuple(flat[:n]), tuple(flat[n:2 * n]), tuple(flat[2 * n:])
+    return tuple(tuple(flat[k:k + n]) for k in range(0, len(flat), n))
 
 
-def adam_many_grads(grads, params):
-    """The gradients as flat views for adam_many (each of its parameter's dtype and shape, C-contiguous), or None."""
+def group_grads(grads, params):
+    """The gradients as flat views for adam_many and sgd_many (each of its parameter's dtype and shape, C-contiguous), or None."""
     dtype = params[0].dtype
     flat = []
     for g, p in zip(grads, params):
@@ -257,7 +258,7 @@ def adam_many_grads(grads, params):
 def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
               decay_factor):
     """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters (flats:
-    adam_many_flats's, grads: adam_many_grads's), the per-parameter scalars as lists: the one-parameter kernel
+    group_flats's, grads: group_grads's), the per-parameter scalars as lists: the one-parameter kernel
     on each, called straight (run's checks, done once by adam_many_flats, cost ~10 us a parameter). A kernel over
     tuples of arrays saved a little more but compiled in 0.47 s against this one's 0.19 s."""
     ps, ms, vs = flats
@@ -273,3 +274,19 @@ def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight
         else:
             cpu_optim.run(BODIES[name], name, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2,
                           correction, eps, 0.0, decay_factor, False, False)
+
+
+def sgd_many(flats, grads, neg_lr, momentum, one_minus_dampening):
+    """SGD's usual update (no weight decay, Nesterov or maximize; past the first step with momentum) of several
+    host parameters, as adam_many: the one-parameter kernel on each, called straight."""
+    ps = flats[0]
+    bufs = flats[1] if momentum != 0 else [p[:0] for p in ps]  # (no buffer without momentum)
+    name = _usual_sgd(ps[0].dtype, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
+    kernel = cpu_optim.kernel_for(BODIES[name], name, ps[0].dtype)
+    for p, g, buf in zip(ps, grads, bufs):
+        n = p.size
+        if n < cpu_optim.PARALLEL_MIN:
+            kernel(0, n, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
+        else:
+            cpu_optim.run(BODIES[name], name, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False,
+                          False)

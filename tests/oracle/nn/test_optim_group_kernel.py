@@ -94,3 +94,28 @@ def test_a_parameter_without_state_beside_ones_with_it_goes_one_at_a_time(group_
     assert group_calls == []  # one parameter, then a group with state for only one of its two
     for ours, theirs in zip(*results):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw,group_steps", [({"lr": 0.1, "momentum": 0.9}, 3), ({"lr": 0.1}, 4),
+                                            ({"lr": 0.05, "momentum": 0.5, "dampening": 0.3}, 3),
+                                            ({"lr": 0.1, "momentum": 0.9, "nesterov": True}, 0),
+                                            ({"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}, 0)])
+def test_sgd_group_step_is_bitwise_the_one_at_a_time_step(monkeypatch, dtype, kw, group_steps):
+    """SGD's usual step (momentum past its first step, or none) over the group; the first momentum step makes
+    the buffers one at a time, Nesterov and weight decay always go one at a time."""
+    calls = []
+    original = dispatch_optim.sgd_many
+    monkeypatch.setattr(dispatch_optim, "sgd_many", lambda *args: (calls.append(1), original(*args))[1])
+    rng = np.random.default_rng(6)
+    init = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
+    grads = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(4)]
+    grouped, opt = _run(numgrad, "SGD", kw, init, grads)
+    assert len(calls) == group_steps
+    single, _ = _run(numgrad, "SGD", kw, init, grads, one_at_a_time=True)
+    theirs, topt = _run(torch, "SGD", kw, init, grads)
+    for a, b, t in zip(grouped, single, theirs):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, t, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-7)
+    if kw.get("momentum"):  # (without momentum torch keeps no state; numgrad keeps a None buffer, as before)
+        assert list(opt.state_dict()["state"][0]) == list(topt.state_dict()["state"][0]) == ["momentum_buffer"]

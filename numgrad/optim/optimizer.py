@@ -1,6 +1,7 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict; subclasses define _update."""
 import copy
 import warnings
+from collections import defaultdict
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def check_fused(fused, differentiable, foreach):
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self.state = {}
+        self.state = defaultdict(dict)  # torch's: opt.state[p] of a parameter without state is {}
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -134,8 +135,11 @@ class Optimizer:
                         p._vc[0] += 1
                     continue
                 for p in params:
-                    state = self.state.setdefault(p, {})
+                    # (an optimizer that keeps nothing for a parameter, SGD without momentum, leaves no entry, as torch)
+                    state = self.state[p] if p in self.state else {}
                     self._update(group, p, p._data, p.grad._data, state)
+                    if state and p not in self.state:
+                        self.state[p] = state
                     p._vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
         return loss
 
@@ -187,7 +191,7 @@ class Optimizer:
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's "
                              "group")
         by_index = {i: p for s, g in zip(saved_groups, groups) for i, p in zip(s["params"], g["params"])}
-        self.state = {}
+        self.state = defaultdict(dict)  # torch's: opt.state[p] of a parameter without state is {}
         for key, value in state_dict["state"].items():
             key = int(key)
             if key in by_index:

@@ -37,9 +37,6 @@ class SGD(Optimizer):
         flat = self._flat_group(group, params, arrays)
         if flat is None:
             return False
-        if momentum == 0:
-            for p in params:
-                self.state.setdefault(p, {}).setdefault("momentum_buffer", None)
         optim.sgd_many(*flat, -float(lr), momentum, 1.0 - float(group["dampening"]))
         return True
 
@@ -49,8 +46,6 @@ class SGD(Optimizer):
         first = buf is None
         if momentum != 0 and first:
             buf = state["momentum_buffer"] = zeros_like_param(p)
-        elif momentum == 0:
-            state.setdefault("momentum_buffer", None)
         buf_data = buf._data if momentum != 0 else None
         optim.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
                           1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)

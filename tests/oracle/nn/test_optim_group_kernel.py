@@ -117,5 +117,7 @@ def test_sgd_group_step_is_bitwise_the_one_at_a_time_step(monkeypatch, dtype, kw
     for a, b, t in zip(grouped, single, theirs):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(a, t, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=1e-7)
-    if kw.get("momentum"):  # (without momentum torch keeps no state; numgrad keeps a None buffer, as before)
+    if kw.get("momentum"):
         assert list(opt.state_dict()["state"][0]) == list(topt.state_dict()["state"][0]) == ["momentum_buffer"]
+    else:  # without momentum torch keeps no state at all
+        assert opt.state_dict()["state"] == topt.state_dict()["state"] == {} and len(opt.state) == 0

@@ -304,8 +304,8 @@ def _prepare_kernel_flats(result, plan, arrays, shape, n, np_dtype, outs=None):
     bound = lazy.bound_operands(arrays, kinds, shape, n)
     if bound is None:
         return None
-    return dispatch.bind_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, *bound, n, KERNEL_DTYPE[np_dtype],
-                                     result)
+    return dispatch.bind_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, *bound, n,
+                                     KERNEL_DTYPE[np_dtype], result)
 
 
 _kernel_flats.prepare = _prepare_kernel_flats

@@ -56,8 +56,8 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = zeros_like_param(p)
 
     def _update_group(self, group, params):
-        """The usual step (no amsgrad, maximize or coupled weight decay) of host parameters of one dtype: one
-        kernel call for the group (dispatch.optim.adam_many), the same arithmetic as one call per parameter."""
+        """The usual step (no amsgrad, maximize or coupled weight decay) of host parameters of one dtype: checks once
+        for the group, then the one-parameter kernel on each (dispatch.optim.adam_many), the same arithmetic."""
         decoupled = group["decoupled_weight_decay"]
         lr, wd = group["lr"], float(group["weight_decay"])
         if group["amsgrad"] or group["maximize"] or (wd != 0 and not decoupled) or isinstance(lr, Tensor):

@@ -256,7 +256,8 @@ def _prepare_rows(result, arrays, kernel, what):
 
 def _prepare_forward(result, x, log, out=None):
     module = _module(x.dtype.name)
-    return _prepare_rows(result, [x], module.log_forward if log else module.forward, "log_softmax" if log else "softmax")
+    kernel, what = (module.log_forward, "log_softmax") if log else (module.forward, "softmax")
+    return _prepare_rows(result, [x], kernel, what)
 
 
 def _prepare_backward(result, g, y, log, out=None):

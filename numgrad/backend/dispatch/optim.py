@@ -227,7 +227,6 @@ def run(name, p, *args):
         a[...] = f.reshape(a.shape)
 
 
-
 def group_flats(arrays, n):
     """For adam_many and sgd_many: `arrays`, n parameters then each state (exp_avg, exp_avg_sq; a momentum
     buffer) of all n in turn, as tuples of flat views; None unless all are host arrays of one float dtype,
@@ -245,7 +244,8 @@ def group_flats(arrays, n):
 
 
 def group_grads(grads, params):
-    """The gradients as flat views for adam_many and sgd_many (each of its parameter's dtype and shape, C-contiguous), or None."""
+    """The gradients as flat views for adam_many and sgd_many (each of its parameter's dtype and shape,
+    C-contiguous), or None."""
     dtype = params[0].dtype
     flat = []
     for g, p in zip(grads, params):
@@ -259,7 +259,7 @@ def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight
               decay_factor):
     """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters (flats:
     group_flats's, grads: group_grads's), the per-parameter scalars as lists: the one-parameter kernel
-    on each, called straight (run's checks, done once by adam_many_flats, cost ~10 us a parameter). A kernel over
+    on each, called straight (run's checks, done once by group_flats, cost ~10 us a parameter). A kernel over
     tuples of arrays saved a little more but compiled in 0.47 s against this one's 0.19 s."""
     ps, ms, vs = flats
     dtype = ps[0].dtype

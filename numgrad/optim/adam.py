@@ -1,8 +1,6 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad."""
 import math
 
-import numpy as np
-
 from ..ops import creation
 from .._core import dtypes
 from ..backend.dispatch import optim
@@ -63,13 +61,11 @@ class Adam(Optimizer):
         if group["amsgrad"] or group["maximize"] or (wd != 0 and not decoupled) or isinstance(lr, Tensor):
             return False
         states = [self.state.get(p) for p in params]
-        if any(not st or st["step"]._data.__class__ is not np.ndarray for st in states):
-            if any(st for st in states):  # part of the group has state: one at a time (a parameter added later)
+        if not all(states):
+            if any(states):  # part of the group has state: one at a time (a parameter added later)
                 return False
-            states = [self.state.setdefault(p, {}) for p in params]
-            arrays = [(p._data, p.grad._data) for p in params]
-            if any(a.__class__ is not np.ndarray or b.__class__ is not np.ndarray for a, b in arrays):
-                return False  # (GPU parameters: their own kernels)
+            # the first step: the state _update would make (GPU or strided arrays then go one at a time, below)
+            states = [self.state[p] for p in params]
             for p, st in zip(params, states):
                 self._init_state(group, p, st)
         arrays = [p._data for p in params] + [st["exp_avg"]._data for st in states] + \

@@ -30,18 +30,12 @@ def kernel(body, name, dtype_name):
 _kernels = {}  # (name, dtype) -> kernel: found without the lru_cache's hash of the body's source per parameter
 
 
-def kernel_for(body, name, dtype):
-    """The compiled kernel of `body` for parameters of `dtype`."""
-    found = _kernels.get((name, dtype))
-    if found is None:
-        found = _kernels[(name, dtype)] = kernel(body, name, dtype.name)
-    return found
-
-
 def run(body, name, p, *args):
     """Runs one optimizer's body over the host arrays (`p`, then its gradient and state), then scalars (the
     arrays come first, as backend/dispatch/optim.py passes them)."""
-    found = kernel_for(body, name, p.dtype)
+    found = _kernels.get((name, p.dtype))
+    if found is None:
+        found = _kernels[(name, p.dtype)] = kernel(body, name, p.dtype.name)
     n = p.size
     if n < PARALLEL_MIN:
         found(0, n, p, *args)

@@ -246,12 +246,9 @@ def _prepare_rows(result, arrays, kernel, what):
             (result.size >= threads.PARALLEL_MIN and threads.count() > 1):
         return None
     K = result.shape[-1]
-    call = functools.partial(kernel, 0, result.size // K, K, *[a.reshape(-1) for a in arrays], result.reshape(-1))
-
-    def replay():
-        call()
-    replay.describes = f"{what} ({result.size // K} rows of {K}, prepared)"
-    return replay
+    rows = result.size // K
+    return bound_replay(kernel, [0, rows, K, *[a.reshape(-1) for a in arrays], result.reshape(-1)], 0, (),
+                        f"{what} ({rows} rows of {K}, prepared)")
 
 
 def _prepare_forward(result, x, log, out=None):

@@ -258,35 +258,23 @@ def group_grads(grads, params):
 def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
               decay_factor):
     """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters (flats:
-    group_flats's, grads: group_grads's), the per-parameter scalars as lists: the one-parameter kernel
-    on each, called straight (run's checks, done once by group_flats, cost ~10 us a parameter). A kernel over
+    group_flats's, grads: group_grads's), the per-parameter scalars as lists: the CPU's one-parameter kernel
+    on each, without run's checks and copies (done once by group_flats; ~10 us a parameter). A kernel over
     tuples of arrays saved a little more but compiled in 0.47 s against this one's 0.19 s."""
     ps, ms, vs = flats
-    dtype = ps[0].dtype
-    name = _usual_adam(dtype, -1.0, beta1_weight, beta2, one_minus_beta2, 1.0, eps, 0.0, decay_factor, False, False)
-    kernel = cpu_optim.kernel_for(BODIES[name], name, dtype)
+    name = _usual_adam(ps[0].dtype, -1.0, beta1_weight, beta2, one_minus_beta2, 1.0, eps, 0.0, decay_factor, False,
+                       False)
     none = ps[0][:0]  # vmax, which the usual kernels never read
     for p, g, m, v, step_size, correction in zip(ps, grads, ms, vs, neg_step_sizes, bias_correction2_sqrts):
-        n = p.size
-        if n < cpu_optim.PARALLEL_MIN:
-            kernel(0, n, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2, correction, eps, 0.0,
-                   decay_factor, False, False)
-        else:
-            cpu_optim.run(BODIES[name], name, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2,
-                          correction, eps, 0.0, decay_factor, False, False)
+        cpu_optim.run(BODIES[name], name, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2,
+                      correction, eps, 0.0, decay_factor, False, False)
 
 
 def sgd_many(flats, grads, neg_lr, momentum, one_minus_dampening):
     """SGD's usual update (no weight decay, Nesterov or maximize; past the first step with momentum) of several
-    host parameters, as adam_many: the one-parameter kernel on each, called straight."""
+    host parameters, as adam_many: the CPU's one-parameter kernel on each."""
     ps = flats[0]
     bufs = flats[1] if momentum != 0 else [p[:0] for p in ps]  # (no buffer without momentum)
     name = _usual_sgd(ps[0].dtype, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
-    kernel = cpu_optim.kernel_for(BODIES[name], name, ps[0].dtype)
     for p, g, buf in zip(ps, grads, bufs):
-        n = p.size
-        if n < cpu_optim.PARALLEL_MIN:
-            kernel(0, n, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
-        else:
-            cpu_optim.run(BODIES[name], name, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False,
-                          False)
+        cpu_optim.run(BODIES[name], name, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)

@@ -7,7 +7,6 @@ import os
 import sys
 import threading
 import weakref
-import zlib
 
 import numpy as np
 
@@ -89,9 +88,8 @@ class Recorder:
             return fn(*args, **kwargs)
         # a bound method's array (arr.astype) is read too
         touched = _arrays(args, _arrays(list(kwargs.values()), _arrays(getattr(fn, "__self__", None), [])))
-        for arr in touched:
-            if not self.check(arr) or not self.unchanged(arr):
-                return fn(*args, **kwargs)
+        if not all(self.check(arr) for arr in touched) or not self.unchanged(touched):
+            return fn(*args, **kwargs)
         self.depth += 1
         try:
             result = fn(*args, **kwargs)
@@ -101,7 +99,9 @@ class Recorder:
         if not all(r.__class__ is np.ndarray or on_gpu(r) for r in results):
             self.graph_break(f"{getattr(fn, '__name__', fn)} returned a Python value")
             return result
-        self.remember(touched + results)
+        # a function writes its results; one returning none wrote into its arguments (copy_into, scatters):
+        # those are checksummed again. (A missed in-place write could only break the graph, at the next read.)
+        self.remember(results if results else touched)
         for r in results:
             root = dispatch.storage(r)
             self.known[id(root)] = root
@@ -120,27 +120,22 @@ class Recorder:
 
     def remember(self, arrays):
         """Checksums the host memory of `arrays` as the recorded work left it."""
-        for arr in arrays:
-            if arr.__class__ is np.ndarray:
-                root = dispatch.storage(arr)
-                self.sums[id(root)] = _checksum(root)
+        roots = _host_roots(arrays)
+        self.sums.update(zip(roots, dispatch.host_checksums(list(roots.values()))))
 
-    def unchanged(self, arr):
-        """Whether `arr`'s memory holds what the recorded work left there (else the graph breaks)."""
-        if arr.__class__ is not np.ndarray:
-            return True
-        root = dispatch.storage(arr)
-        old = self.sums.get(id(root))
-        if old is None or old == _checksum(root):
+    def unchanged(self, arrays):
+        """Whether the memory of `arrays` holds what the recorded work left there (else the graph breaks)."""
+        roots = {key: root for key, root in _host_roots(arrays).items() if key in self.sums}
+        sums = self.sums
+        if all(sums[key] == now for key, now in zip(roots, dispatch.host_checksums(list(roots.values())))):
             return True
         self.graph_break("an array the tape knows was written outside the recorded kernels")
         return False
 
     def verify(self):
         """At the end of the trace: every host buffer holds what the recorded work left there."""
-        for root in list(self.known.values()):
-            if self.broken or not self.unchanged(root):
-                return
+        if not self.broken:
+            self.unchanged(list(self.known.values()))
 
     def check(self, arr):
         """Whether array `arr` is one the tape can read at replay: its buffers, constants, external arrays."""
@@ -160,7 +155,7 @@ class Recorder:
         self.external[id(root)] = (weakref.ref(t), arr, t._requires_grad)
         self.versions.setdefault(id(t._vc), [t._vc, t._vc[0]])
         if root.__class__ is np.ndarray:
-            self.sums[id(root)] = _checksum(root)
+            self.sums[id(root)] = dispatch.host_checksums([root])[0]
 
     def made(self, t, arr):
         """Tensor `t` is made during the trace with array `arr`."""
@@ -229,8 +224,14 @@ def bumps(rec):
     return [(vc, vc[0] - start) for vc, start in rec.versions.values() if vc[0] != start]
 
 
-def _checksum(root):
-    return zlib.crc32(root.data if root.flags.c_contiguous else root.tobytes())
+def _host_roots(arrays):
+    """id(root) -> root for the host arrays among `arrays`, each root once."""
+    roots = {}
+    for arr in arrays:
+        if arr.__class__ is np.ndarray:
+            root = dispatch.storage(arr)
+            roots[id(root)] = root
+    return roots
 
 
 def _assign_grad(leaf, value):

@@ -478,3 +478,30 @@ def test_a_replay_bumps_the_versions_of_what_it_writes_in_place():
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.backward()
     assert fn.variants[0].hits == 2
+
+
+@pytest.mark.parametrize("rows", [3, 700])  # one checksum piece; several, spread over the threads
+def test_a_write_through_shared_numpy_memory_between_recorded_ops_breaks_the_graph(rows):
+    """The trace checksums the memory it reads: an untracked write (plain NumPy into a tensor's shared memory)
+    between two recorded matmuls reading it makes the call break the graph, so every call equals eager's."""
+    def make():
+        a = np.ones((rows, 200), np.float32)
+        return a, numgrad.from_numpy(a)
+
+    def step(a, w):
+        def f(x):
+            y = x @ w  # reads w as it is now
+            a[0, :] += 1.0  # a write no recorded kernel makes
+            return (x @ w).sum() + y.sum()
+        return f
+
+    a_e, w_e = make()
+    a_c, w_c = make()
+    f_eager, f_compiled = step(a_e, w_e), numgrad.compile(step(a_c, w_c))
+    x = numgrad.tensor(np.random.default_rng(0).standard_normal((4, rows)).astype(np.float32))
+    for _ in range(3):
+        assert f_compiled(x).item() == f_eager(x).item()
+    np.testing.assert_array_equal(a_c, a_e)
+    assert f_compiled.eager_reason is not None or not any(v.hits for v in f_compiled.variants)
+    with pytest.raises(GraphBreak, match="written outside the recorded kernels"):
+        numgrad.compile(step(*make()), fullgraph=True)(x)

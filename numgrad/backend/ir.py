@@ -12,7 +12,8 @@ STEP_NAMES = tuple(f"v{k}" for k in range(NAMED))
 
 class Leaf:
     """A kernel input: an array indexed by the flat position (full), by the position within a row (row),
-    by the row (col), one value on the GPU (one), or a scalar; the target's layout decides the kind."""
+    by the row (col), by the full position modulo its size (tail: trailing dims repeated), one value on the
+    GPU (one), or a scalar; the target's layout decides the kind."""
     __slots__ = ("value", "dtype", "kind")
 
     def __init__(self, value, dtype, kind):

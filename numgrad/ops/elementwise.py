@@ -113,7 +113,8 @@ def apply(name, *args):
     n = math.prod(shape)
     # torch's memory order for the result (a transposed input gives a transposed result); GPU results and
     # empty ones stay in C order
-    strides = lazy.result_layout(entry, args, tensors, shape) if len(shape) > 1 and n and device is CPU else None
+    strides = lazy.result_layout(entry, args, tensors, shape)\
+        if len(shape) > 1 and n and device is CPU and not entry.c_order else None
     result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)\
         if STATE.fusion and n else None
     if result is None:
@@ -359,7 +360,8 @@ _SAVED_ATTR = {name: {nm: e.saved_names.get(nm) or {"a": "self", "b": "other"}.g
 @functools.lru_cache(maxsize=None)
 def _plan(name, pattern):
     entry = ELEMENTWISE[name]
-    differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only)
+    # torch's next_functions: neither scalars nor a bool condition (where's, masked_fill's mask) are edges
+    differentiable = tuple(nm for nm in entry.inputs if nm not in entry.scalar_only and nm not in entry.bool_inputs)
     needed = tuple(nm for nm, p in zip(entry.inputs, pattern) if p >= 0 and nm in entry.grads and nm in differentiable)
     groups = {}
     for nm in needed:
@@ -377,7 +379,7 @@ def _plan(name, pattern):
     used = _used_names(name, needed)
     saved_attrs = tuple(_SAVED_ATTR[name][nm] for nm in used)
     edge_args = tuple(i if p >= 0 else -1 for i, (p, nm) in enumerate(zip(pattern, entry.inputs))
-                      if nm not in entry.scalar_only)
+                      if nm in differentiable)
     meta_args = tuple((nm, i) for i, nm in enumerate(entry.inputs) if nm in needed)
     save_args = tuple((attr, -1 if nm == "out" else entry.inputs.index(nm)) for nm, attr in zip(used, saved_attrs))
     return BackwardPlan(pattern, differentiable, needed, used, saved_attrs,

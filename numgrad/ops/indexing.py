@@ -16,6 +16,7 @@ from ..backend.dispatch import indexing as device_index
 from ..backend.dispatch import internal_overlap
 from ..node import needs_grad, record
 from ..tensor_base import TensorBase, check_same_device
+from . import elementwise
 from .shape import expand, view_of, zeros_where_not
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "narrow", "scatter", "scatter_add", "select",
@@ -590,8 +591,10 @@ def masked_fill(t, mask, value, inplace=False):
     is_tensor = isinstance(value, TensorBase)
     # torch reads the value as a number of t's type (a 0-d tensor through .item())
     dtypes.check_scalar_fits(value.item() if is_tensor else value, t._dtype)
-    shape = broadcast_shapes(mask._data.shape, t._data.shape)
+    shape = broadcast_shapes(mask._shape, t._shape)
     check_same_device(t, mask)
+    if not (inplace or is_tensor) and t._dtype.is_floating_point:
+        return elementwise.apply("masked_fill", t, mask, value)  # pending, so that it fuses (a causal mask)
     filled = dispatch.numpy_op(device_index.masked_fill, mask._data, value._data if is_tensor else value, t._data,
                                tuple(shape))  # one recorded call: numgrad.compile replays it on new values
     out = TensorBase._make(dispatch.c_order(filled), t._dtype)

@@ -30,6 +30,7 @@ class Elementwise:
     # input name -> {its dtype name -> (exception, torch's message)}: torch's derivative formula does something
     # that dtype refuses (pow's `exponent - 1` on a bool exponent), so the backward raises
     backward_refuses: dict = field(default_factory=dict)
+    c_order: bool = False  # torch's result is C-contiguous whatever its inputs' layout (masked_fill clones so)
 
     @property
     def forward_outputs(self):
@@ -132,6 +133,10 @@ _e("minimum", "a b", "minimum(a, b)", {"a": "where(a == b, g / 2, where(a > b, 0
    "MinimumBackward0", domain={"a": AWAY_FROM_TIES})
 _e("where", "c a b", "where(c, a, b)", {"a": "where(c, g, 0)", "b": "where(c, 0, g)"}, "WhereBackward0",
    saved_names={"c": "condition"}, bool_inputs=("c",))
+# a number into a floating tensor where the mask holds (Tensor.masked_fill; other dtypes and a tensor value take
+# ops/indexing.py's path): an entry of its own so that it fuses, as a causal mask before softmax does
+_e("masked_fill", "a c v", "where(c, v, a)", {"a": "where(c, 0, g)"}, "MaskedFillBackward0",
+   saved_names={"c": "mask"}, scalar_only=("v",), bool_inputs=("c",), internal=True, c_order=True)
 _e("erf", "a", "erf(a)", {"a": "g * 1.1283791670955126 * exp(-a * a)"}, "ErfBackward0", kind="float")
 # x = a / sqrt(2): the density's exp(-x * x) is the one gelu_erf computes (torch: exp(a * a * -0.5), the same to
 # an ulp of its argument), so that the kernel computes one exp, not two (GELU's backward 321 -> 180 us on 2^17)

@@ -85,8 +85,9 @@ def _flat_args(leaves, shape):
 
 
 def _row_args(leaves, shape):
-    """Kernel arguments when every array leaf is a C-contiguous array of the region's shape or a 1-d one along
-    its last dim (a bias), of its dtype, and the region has two dims or more; None otherwise."""
+    """Kernel arguments when every array leaf is a C-contiguous array of the region's shape, a 1-d one along
+    its last dim (a bias) or one of its trailing dims (a tail: read at the full position modulo its size), of
+    its dtype, and the region has two dims or more; None otherwise."""
     if len(shape) < 2 or math.prod(shape[:-1]) < 2:  # (one row: the search makes every leaf full)
         return None
     args = []
@@ -101,6 +102,8 @@ def _row_args(leaves, shape):
             leaf.kind = "full"
         elif v.ndim == 1 and v.shape[0] == shape[-1]:
             leaf.kind = "row"
+        elif 1 < v.ndim < len(shape) and v.shape == shape[-v.ndim:]:
+            leaf.kind = "tail"  # the trailing dims, repeated over the leading ones (a causal mask over heads)
         else:
             return None
         args.append(v.reshape(-1))
@@ -122,15 +125,18 @@ def _kind_at(eff, shape, k):
 # do the same, but a kernel with them took half as long again to compile: 0.45 -> 0.30 s for a two-output
 # map, at the same speed.) Offsets and counts are cast once per row: uint64 meeting int64 would give float64.
 def element_loop(program, indent, full, row, count, read_cols=True):
-    """Lines looping `jj` over [0, count): full leaves read at `full` + jj, row leaves at `row` + jj, column
-    leaves once before the loop (a fold receives them as scalars instead), then the steps; the caller's
-    body follows at indent + 4, where `F` + jj is the full position."""
+    """Lines looping `jj` over [0, count): full leaves read at `full` + jj, row leaves at `row` + jj, tail
+    leaves at `full` modulo their size + jj (the count never crosses a row, and a tail holds whole rows),
+    column leaves once before the loop (a fold receives them as scalars instead), then the steps; the
+    caller's body follows at indent + 4, where `F` + jj is the full position."""
     pad, inner = " " * indent, " " * (indent + 4)
     lines = [f"{pad}F = np.uint64({full})", f"{pad}Q = np.uint64({row})"]
     lines += [f"{pad}l{k} = L{k}[o]" for k, leaf in enumerate(program.leaves) if leaf.kind == "col" and read_cols]
+    lines += [f"{pad}P{k} = F % np.uint64(L{k}.size)" for k, leaf in enumerate(program.leaves) if leaf.kind == "tail"]
     lines.append(f"{pad}for jj in range(np.uint64(0), np.uint64({count})):")
-    lines += [f"{inner}l{k} = L{k}[{'F' if leaf.kind == 'full' else 'Q'} + jj]"
-              for k, leaf in enumerate(program.leaves) if leaf.kind in ("full", "row")]
+    starts = {"full": "F", "row": "Q"}
+    lines += [f"{inner}l{k} = L{k}[{starts.get(leaf.kind) or f'P{k}'} + jj]"
+              for k, leaf in enumerate(program.leaves) if leaf.kind in ("full", "row", "tail")]
     return lines + [f"{inner}{var} = {code}" for var, code in program.code()]
 
 
@@ -172,7 +178,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
     leaves, f = program.leaves, FOLDS[kind]
     pad = " " * 12
     body = element_loop(program, 8, "b", "b - i0", "e - b", read_cols=False)
-    fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row") else f"l{k}" for k, leaf in enumerate(leaves))
+    fold_params = ", ".join(f"L{k}" if leaf.kind in ("full", "row", "tail") else f"l{k}" for k, leaf in enumerate(leaves))
     per_row = ", ".join(f"L{k}[o]" if leaf.kind == "col" else (f"L{k}" if leaf.kind != "scalar" else f"l{k}")
                         for k, leaf in enumerate(leaves))
     init = f"np.{acc_dtype}({REDUCTIONS[kind].identity})"

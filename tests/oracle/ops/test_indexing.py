@@ -291,6 +291,37 @@ def test_masked_fill(fn):
     check(fn, rand(3, 4, 5))
 
 
+def _causal(lib, t):
+    return lib.tensor(np.triu(np.ones((t, t), bool), 1))
+
+
+@pytest.mark.parametrize("fn", [
+    # a causal mask before softmax, as attention writes it: the fill is pending, computed in softmax's rows
+    lambda lib, x: (x * 0.5).masked_fill(_causal(lib, 5), float("-inf")).softmax(-1),
+    lambda lib, x: x.masked_fill(_causal(lib, 5), float("-inf")).log_softmax(-1) * 2,
+    lambda lib, x: x.transpose(-2, -1).masked_fill(_causal(lib, 5), float("nan")),  # a transposed input
+    lambda lib, x: x[0].masked_fill(lib.tensor(MASK[0]) | _causal(lib, 5), 7) + x,  # broadcast both ways
+])
+def test_masked_fill_of_a_number_fuses_as_torch_computes_it(fn):
+    check(fn, rand(3, 5, 5))
+
+
+def test_masked_fill_node_and_layout_as_torch():
+    """A floating tensor filled with a number: torch's node (one edge, the mask saved) and a C-contiguous
+    result whatever the input's layout; integer tensors keep their dtype (the value cast to it)."""
+    for lib in LIBS:
+        x = lib.tensor(rand(4, 3)).requires_grad_()
+        mask = lib.tensor(MASK[0, :3])
+        out = x.t().masked_fill(mask[:, None], -1.0)
+        assert out.grad_fn.name() == "MaskedFillBackward0" and len(out.grad_fn.next_functions) == 1
+        assert out.grad_fn._saved_mask.tolist() == mask[:, None].tolist()
+        assert out.stride() == (4, 1) and out.is_contiguous()
+        # where's condition is no edge either (next_functions: the two values only)
+        assert len(lib.where(mask, x[0], x[1] * 2).grad_fn.next_functions) == 2
+        ints = lib.tensor([[1, 2], [3, 4]]).masked_fill(lib.tensor([True, False]), 2.5)
+        assert str(ints.dtype).endswith("int64") and ints.tolist() == [[2, 2], [2, 4]]
+
+
 def test_masked_fill_value_grad():
     check(lambda lib, x, v: x.masked_fill(x > 0, v), rand(3, 4), rand())
     check(lambda lib, x, v: x.detach().masked_fill(x.detach() > 0, v), rand(3, 4), rand(dtype=F64))

@@ -57,6 +57,7 @@ CALLS = {
     "maximum": lambda L, a, b: L.maximum(a, b),
     "minimum": lambda L, a, b: L.minimum(a, b),
     "where": lambda L, c, a, b: L.where(c, a, b),
+    "masked_fill": lambda L, a, c, v: a.masked_fill(c, v),
     "floor_divide": lambda L, a, b: a // b,
     "remainder": lambda L, a, b: a % b,
     "remainder_scalar": lambda L, a, b: a % b,
@@ -92,6 +93,7 @@ SCALARS = {
     ("remainder_scalar", "b"): [2.5, -1.5, 3, -2],
     ("rremainder", "b"): [2.5, -3, 7],
     ("fmod_scalar", "b"): [2.5, -1.5, 3, -2],
+    ("masked_fill", "v"): [-1e4, 2.5, -1, 0, True],  # (-inf: see test_indexing; finite differences need finite)
     ("clamp_min_fn", "lo"): [-0.5, 0.0, 0.5, 1],
     ("clamp_max_fn", "hi"): [-0.5, 0.0, 0.5, 1],
 }

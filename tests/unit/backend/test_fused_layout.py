@@ -68,3 +68,25 @@ def test_other_regions_take_the_search(monkeypatch, case):
     program = _program(shape, [full, bias, np.zeros(shape, np.float32)])
     fused.layout(program)
     assert not any(calls)
+
+
+@pytest.mark.parametrize("shape,tail", [((8, 2, 64, 64), (64, 64)), ((3, 4, 5), (4, 5)), ((2, 3, 4, 6), (3, 4, 6)),
+                                        ((64, 2, 64, 64), (2, 64, 64))])  # the last: split over the threads
+def test_a_tail_leaf_is_read_in_place_at_the_position_modulo_its_size(shape, tail):
+    """A leaf holding the region's trailing dims (a causal mask over batch and heads) is kind "tail": the kernel
+    reads the leaf's own memory at the full position modulo its size, and gives what broadcasting gives."""
+    rng = np.random.default_rng(1)
+    x, t = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(tail).astype(np.float32)
+    for split in (None, len(shape) - 1):
+        program = _program(shape, [x, t])
+        outer, inner, args = fused.layout(program, split)
+        if split is None and np.prod(shape) < fused.BROADCAST_MIN:  # small maps copy it (one kernel)
+            assert [leaf.kind for leaf in program.leaves] == ["full", "full"]
+        else:
+            assert [leaf.kind for leaf in program.leaves] == ["full", "tail"] and np.shares_memory(args[1], t)
+    program = _program(shape, [x, t])
+    var = program.step("a * b", (("a", "l0", "float32"), ("b", "l1", "float32")), "float32", "float32")
+    (flat,) = fused.run_map(program, [var], [np.dtype(np.float32)])
+    np.testing.assert_array_equal(flat.reshape(shape), x * t)
+    rows = fused.run_fold(program, var, np.dtype(np.float64), len(shape) - 1)  # one sum per row
+    np.testing.assert_allclose(np.asarray(rows).reshape(shape[:-1]), (x * t).astype(np.float64).sum(-1), rtol=1e-6)

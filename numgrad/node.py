@@ -9,6 +9,7 @@ from ._core.hooks import HookDict, add_hook
 from ._core.messages import op_name
 from ._core.state import STATE
 from .backend import dispatch, tape
+from .backend.arrays import dtype_name
 from .tensor_base import TensorBase, wants_grad
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -440,7 +441,7 @@ def add_into(acc, g):
         flat = acc._data.reshape(-1)
         n = flat.size
         other = dispatch.contiguous(g._data).reshape(-1)
-        dispatch.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, flat.dtype.name,
+        dispatch.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype),
                                  outs=[flat])
         acc._vc[0] += 1
     else:

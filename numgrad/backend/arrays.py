@@ -12,3 +12,14 @@ def length_error(kernel, n, arr):
     indexing every array by one range would read or write past its end (a crash, or wrong numbers)."""
     return RuntimeError(f"numgrad internal error: the {kernel} kernel runs over {n} elements but was given an array "
                         f"of {arr.size} elements (shape {list(arr.shape)})")
+
+
+_DTYPE_NAMES = {}
+
+
+def dtype_name(dtype):
+    """np.dtype(dtype).name, remembered: the property costs ~3 us a call, and kernel lookups ask on every op."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = np.dtype(dtype).name
+    return name

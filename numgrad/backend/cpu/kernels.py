@@ -7,7 +7,7 @@ import numpy as np
 
 from ...spec.table import REDUCTIONS
 from .. import loader, lower
-from ..arrays import length_error
+from ..arrays import dtype_name, length_error
 from . import pool, threads
 from .threads import PARALLEL_MIN
 
@@ -175,7 +175,7 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
     order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""
     x, outer, K, inner = _layout(x, tuple(axes))
     flat = x.reshape(-1)
-    kernels = reduction_kernels(name, update, np.dtype(acc_dtype).name)
+    kernels = reduction_kernels(name, update, dtype_name(acc_dtype))
     m = outer * inner
     out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
     n = flat.size
@@ -207,7 +207,7 @@ def bind_reduction(name, update, x, axes, acc_dtype):
     if not np.may_share_memory(laid, x) or (laid.size >= PARALLEL_MIN and threads.count() > 1):
         return None
     flat = laid.reshape(-1)
-    kernels = reduction_kernels(name, update, np.dtype(acc_dtype).name)
+    kernels = reduction_kernels(name, update, dtype_name(acc_dtype))
     m = outer * inner
     out, idx = np.empty(m, acc_dtype), np.empty(m, np.int64)
     if inner == 1:

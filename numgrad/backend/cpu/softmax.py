@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .. import loader
+from ..arrays import dtype_name as np_name  # (several functions here take a dtype_name argument)
 from . import fused, pool, threads
 from .kernels import HEADER, LOOP_HEADER, bound_replay
 
@@ -106,13 +107,13 @@ def _rows(kernel, arrays, out_shape, dtype, out=None, lead=(), tail=()):
 
 def forward(x, log, out=None):
     """softmax (or log_softmax) of array `x` over its last dim (into C-contiguous `out` when given)."""
-    module = _module(x.dtype.name)
+    module = _module(np_name(x.dtype))
     return _rows(module.log_forward if log else module.forward, [x], x.shape, x.dtype, out)
 
 
 def backward(g, y, log, out=None):
     """The gradient for `g` flowing into softmax (log_softmax) output `y`, over the last dim."""
-    module = _module(y.dtype.name)
+    module = _module(np_name(y.dtype))
     return _rows(module.log_backward if log else module.backward, [g, y], y.shape, y.dtype, out)
 
 
@@ -160,7 +161,7 @@ def backward_pending(program, var, y, log, riders=(), out=None):
     if program.sources:
         program.refresh()
     _, _, args = fused.layout(program, len(program.shape) - 1)  # leaves: whole, per row or per column
-    module = _backward_pending_module(program, var, riders, log, y.dtype.name)
+    module = _backward_pending_module(program, var, riders, log, np_name(y.dtype))
     if out is None:
         out = [None] + [pool.empty(y.size, np.dtype(program.var_dtypes[v])) for v in riders]
     out[0] = _rows(module.kernel, [y], y.shape, y.dtype, out[0], lead=args, tail=out[1:])
@@ -221,7 +222,7 @@ def forward_pending(program, var, log, dtype, out=None):
         program.refresh()
     shape = program.shape
     _, _, args = fused.layout(program, len(shape) - 1)  # leaves: whole, per row or per column
-    module = _forward_pending_module(program, var, log, dtype.name)
+    module = _forward_pending_module(program, var, log, np_name(dtype))
     n, K = math.prod(shape), shape[-1]
     out = pool.empty(n, dtype, shape) if out is None else out
     threads.over(module.kernel, n // K, K, *args, out.reshape(-1), parallel=n >= threads.PARALLEL_MIN)
@@ -252,13 +253,13 @@ def _prepare_rows(result, arrays, kernel, what):
 
 
 def _prepare_forward(result, x, log, out=None):
-    module = _module(x.dtype.name)
+    module = _module(np_name(x.dtype))
     kernel, what = (module.log_forward, "log_softmax") if log else (module.forward, "softmax")
     return _prepare_rows(result, [x], kernel, what)
 
 
 def _prepare_backward(result, g, y, log, out=None):
-    module = _module(y.dtype.name)
+    module = _module(np_name(y.dtype))
     return _prepare_rows(result, [g, y], module.log_backward if log else module.backward,
                          "log_softmax backward" if log else "softmax backward")
 
@@ -269,7 +270,7 @@ backward.prepare = _prepare_backward
 
 def _prepare_forward_pending(result, program, var, log, dtype, out=None):
     K = program.shape[-1]
-    kernel = _forward_pending_module(program, var, log, dtype.name).kernel
+    kernel = _forward_pending_module(program, var, log, np_name(dtype)).kernel
     return _bound_replay(program, kernel, result.size // K, K, [result.reshape(-1)], "softmax forward pending")
 
 
@@ -277,7 +278,7 @@ def _prepare_backward_pending(result, program, var, y, log, riders=(), out=None)
     if not y.flags.c_contiguous:  # the kernel would read a copy made at the trace
         return None
     K = y.shape[-1]
-    kernel = _backward_pending_module(program, var, riders, log, y.dtype.name).kernel
+    kernel = _backward_pending_module(program, var, riders, log, np_name(y.dtype)).kernel
     return _bound_replay(program, kernel, y.size // K, K, [y.reshape(-1), result[0].reshape(-1), *result[1:]],
                          "softmax backward pending")
 

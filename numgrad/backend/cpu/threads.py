@@ -1,7 +1,13 @@
 """Parallel CPU execution: generated kernels release the GIL (nogil) and take an index range, and the
 range is split over a small pool of Python threads. No OpenMP pool: its spinning workers slowed every
-other thread pool in the process (BLAS, torch's) and cost milliseconds per launch on two cores."""
-import concurrent.futures
+other thread pool in the process (BLAS, torch's) and cost milliseconds per launch on two cores.
+
+The pool is a worker thread per extra core, each waiting on a queue.SimpleQueue (a C lock, no Python-level
+Condition): a hand-off costs about a quarter of concurrent.futures' (two no-op calls: 110 -> 27 us on this
+VM's two cores), which is what a split over the threads pays on every kernel."""
+import os
+import queue
+import threading
 
 import numba
 
@@ -9,7 +15,10 @@ import numba
 # (Handing work to a thread costs tens of microseconds, and right after a matmul the BLAS threads
 # still spin on the cores.)
 PARALLEL_MIN = 1 << 18
-_pool = None
+_workers = []  # one job queue per worker thread
+_worker_ids = set()  # their thread idents: a split inside a worker's job runs on that worker alone
+_pool_pid = None  # the process that started them (a forked child has none of them running)
+_start_lock = threading.Lock()
 
 
 def count():
@@ -23,16 +32,52 @@ def split(total, parts):
     return [(s, min(s + step, total)) for s in range(0, total, step)] if total else []
 
 
+def _work(jobs):
+    _worker_ids.add(threading.get_ident())
+    while True:
+        index, call, replies = jobs.get()
+        try:
+            replies.put((index, True, call()))
+        except BaseException as e:  # raised again in the thread that asked (as Future.result does)
+            replies.put((index, False, e))
+        # not kept while waiting for the next job: the call's closure holds its arrays (the buffer pool takes
+        # a result's memory back only once nothing references it)
+        del call, replies
+
+
+def _start():
+    global _pool_pid
+    with _start_lock:
+        if _pool_pid == os.getpid() and _workers:
+            return
+        _workers.clear()
+        _worker_ids.clear()
+        for k in range(max(1, count() - 1)):
+            jobs = queue.SimpleQueue()
+            threading.Thread(target=_work, args=(jobs,), name=f"numgrad-{k}", daemon=True).start()
+            _workers.append(jobs)
+        _pool_pid = os.getpid()
+
+
 def run(calls):
-    """Runs the thunks on the pool's threads and the calling one; returns their results in order."""
-    global _pool
-    if len(calls) == 1:
-        return [calls[0]()]
-    if _pool is None:
-        _pool = concurrent.futures.ThreadPoolExecutor(max(1, count() - 1), thread_name_prefix="numgrad")
-    futures = [_pool.submit(c) for c in calls[1:]]
-    first = calls[0]()
-    return [first] + [f.result() for f in futures]
+    """Runs the thunks on the pool's threads and the calling one; returns their results in order. Several
+    threads may call it at once: each call's results come back on a queue of its own."""
+    if len(calls) == 1 or threading.get_ident() in _worker_ids:
+        return [c() for c in calls]
+    if _pool_pid != os.getpid():
+        _start()
+    replies = queue.SimpleQueue()
+    workers = _workers
+    for k, call in enumerate(calls[1:]):
+        workers[k % len(workers)].put((k + 1, call, replies))
+    try:
+        first = calls[0]()
+    finally:  # every job is waited for, also when the first raised: none still writes after return
+        done = sorted(replies.get() for _ in calls[1:])  # (in the order they finished)
+    for _, ok, value in done:
+        if not ok:
+            raise value
+    return [first] + [value for _, _, value in done]
 
 
 def over(kernel, total, *args, parallel=True):

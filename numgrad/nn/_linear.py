@@ -1,4 +1,5 @@
 """linear (addmm through BLAS, AddmmBackward0) and embedding (EmbeddingBackward0)."""
+import functools
 import math
 
 import numpy as np
@@ -173,6 +174,25 @@ def _embedding_arrays(idx, weight, num, padding_idx, scale_grad_by_freq):
     if padding_idx is not None:
         s[flat == padding_idx] = 0
     return weight[idx], flat, s.reshape(-1, 1)
+
+
+def _gather_rows_into(idx, weight, num, out):
+    _check_rows(idx, num)
+    np.take(weight, idx, axis=0, out=out, mode="clip")  # (checked above: "raise" mode's own check is 2x slower)
+
+
+def _prepare_embedding_arrays(result, idx, weight, num, padding_idx, scale_grad_by_freq):
+    """A replay of _embedding_arrays gathering into the trace's rows (numgrad.compile): the bounds check, then
+    np.take into the buffer, no new array to copy over; the flat indices are a view of idx's buffer, which the
+    replay fills with the call's indices. None (the recorded call replays) with row scales or copied indices."""
+    data, flat, scale = result
+    if scale is not None or data.__class__ is not np.ndarray or weight.__class__ is not np.ndarray or \
+            not data.flags.c_contiguous or not np.may_share_memory(flat, idx):
+        return None
+    return functools.partial(_gather_rows_into, idx, weight, num, data)
+
+
+_embedding_arrays.prepare = _prepare_embedding_arrays
 
 
 def _embedding_tensor_ops(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, num):

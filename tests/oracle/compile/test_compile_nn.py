@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import numgrad
+from numgrad.compile.compiled import describe
 from numgrad.compile import GraphBreak
 from numgrad.bench.workloads import _gpt_class, _load_weights, lm_step, train_step
 
@@ -153,6 +154,41 @@ def test_embedding_max_norm_breaks_the_graph():
     fn = numgrad.compile(lambda i: F.embedding(i, weight, max_norm=1.0), fullgraph=True)
     with pytest.raises(GraphBreak, match="max_norm"):
         fn(numgrad.tensor(np.array([1, 2])))
+
+
+@pytest.mark.parametrize("index_shape", [(6,), (2, 3)])
+def test_embedding_replay_gathers_each_calls_rows_and_checks_them(index_shape):
+    """A replayed embedding lookup gathers the rows of each call's indices from the weight as it is then (the
+    optimizer wrote it in place), into the trace's buffer; an index out of range raises torch's IndexError."""
+    rng = np.random.default_rng(4)
+    weight = rng.standard_normal((7, 3)).astype(np.float32)
+    ours, eager, theirs = numgrad.nn.Embedding(7, 3), numgrad.nn.Embedding(7, 3), torch.nn.Embedding(7, 3)
+    for lib, emb in ((numgrad, ours), (numgrad, eager), (torch, theirs)):
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(weight))
+    opts = [lib.optim.SGD(emb.parameters(), lr=0.1)
+            for lib, emb in ((numgrad, ours), (numgrad, eager), (torch, theirs))]
+
+    def step(lib, emb, opt, idx):
+        opt.zero_grad()
+        out = emb(idx)
+        (out * out).sum().backward()
+        opt.step()
+        return out
+    compiled = numgrad.compile(lambda idx: step(numgrad, ours, opts[0], idx), fullgraph=True)
+    for _ in range(4):
+        idx = rng.integers(0, 7, index_shape)
+        got = compiled(numgrad.tensor(idx))
+        want = step(torch, theirs, opts[2], torch.tensor(idx))
+        by_eager = step(numgrad, eager, opts[1], numgrad.tensor(idx))
+        np.testing.assert_array_equal(got.detach().numpy(), by_eager.detach().numpy())
+        np.testing.assert_array_equal(ours.weight.detach().numpy(), eager.weight.detach().numpy())
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert compiled.variants[0].hits == 3
+    assert "_gather_rows_into" in describe(compiled.variants[0], "step")
+    with pytest.raises(IndexError, match="index out of range in self"):
+        compiled(numgrad.tensor(np.full(index_shape, 7)))
 
 
 def test_index_put_replays_its_write_and_checks_new_indices():

@@ -13,13 +13,14 @@ from numgrad.backend.cpu import threads
 
 @pytest.fixture(params=[None, 4])
 def workers(request, monkeypatch):
-    """The pool as this machine sizes it, and one of three workers (replies then come in any order)."""
+    """The pool as this machine sizes it, and one of three workers (replies then come in any order): a pool of
+    its own, the process's pool (its queues and its workers' idents) restored afterwards."""
     if request.param is not None:
         monkeypatch.setattr(threads, "count", lambda: request.param)
-        monkeypatch.setattr(threads, "_pool_pid", None)  # started again at that size (and again after)
+        monkeypatch.setattr(threads, "_pool_pid", None)  # started again at that size
         monkeypatch.setattr(threads, "_workers", [])
+        monkeypatch.setattr(threads, "_worker_ids", set())
     yield
-    threads._pool_pid = None
 
 
 def test_results_come_back_in_the_order_of_the_calls(workers):

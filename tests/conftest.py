@@ -1,15 +1,35 @@
 """Test-suite settings: Hypothesis without deadlines (the first call of a new kernel compiles it), and the
 CUDA tests (tests/cuda) in a second pytest process under Numba's CUDA simulator, run beside this one."""
 import os
+import random
 import subprocess
 import sys
 import tempfile
+import zlib
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("numgrad", deadline=None, suppress_health_check=[HealthCheck.too_slow],
                           derandomize=True)
 settings.load_profile("numgrad")
+
+
+@pytest.fixture(autouse=True)
+def _seeded_generators(request):
+    """Every test starts from generators seeded from its own id: torch's (module weights drawn at
+    construction), numgrad's, NumPy's and Python's global ones. Without this a test saw whatever state the
+    tests before it in the same xdist worker left, and pytest-xdist hands tests to workers differently on
+    every run: a comparison within float32 rounding of a well-conditioned draw failed on a rare badly
+    conditioned one (a LayerNorm over near-equal features turns 1 ulp into 1e-6), once in many runs."""
+    seed = zlib.crc32(request.node.nodeid.encode())
+    random.seed(seed)
+    np.random.seed(seed)
+    if "torch" in sys.modules:  # imported by the test modules that use it, before any test runs
+        sys.modules["torch"].manual_seed(seed)
+    if "numgrad" in sys.modules:
+        sys.modules["numgrad"].manual_seed(seed)
 
 # NUMBA_ENABLE_CUDASIM=1 must be set before numba is imported, so the simulator needs its own process.
 # A run of the whole suite (`pytest` with no paths, or the tests folder) starts it at the beginning,

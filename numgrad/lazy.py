@@ -11,6 +11,7 @@ its kernel, fused or not, runs in that memory order."""
 import contextlib
 import functools
 import math
+import threading
 import weakref
 
 import numpy as np
@@ -21,6 +22,12 @@ from .backend.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
+# An entry goes when its array is accessed (before_access pops it) or when no expression in it waits any more
+# (_drop_finished, after one is computed or freed): a stale entry changes no result, but while READERS is not
+# empty every Tensor._data pays before_access. Changes other than before_access's pop (atomic) hold the lock:
+# a list dropped while another thread appends a waiting reader to it would lose that reader.
+_READERS_LOCK = threading.Lock()
+_FREED = []  # the _Keys of expressions freed while pending: their entries are dropped at the next before_access
 EXPORTED = {}  # id(root array) -> weak reference to it: memory NumPy code may write to
 
 
@@ -69,6 +76,8 @@ def is_exported(arr):
 
 def before_access(arr):
     """Computes the pending results that read `arr`'s storage (the caller may write to it)."""
+    if _FREED:
+        _drop_freed()
     # an array owning its memory is its own root: no call for the usual case (every tensor access asks)
     refs = READERS.pop(id(arr if arr.__class__ is np.ndarray and arr.base is None else root(arr)), None)
     if refs:
@@ -78,14 +87,52 @@ def before_access(arr):
                 expr.force()
 
 
-def _register(key, expr_ref):
-    refs = READERS.get(key)
-    if refs is None:
-        READERS[key] = [expr_ref]
-    else:
-        refs.append(expr_ref)
-        if len(refs) > 64:
-            refs[:] = [r for r in refs if r() is not None and r().arr is None]
+def _register(key, expr_ref, keys):
+    """Lists expression `expr_ref` under READERS[key]; `keys` is the expression's own list of its keys."""
+    keys.append(key)
+    with _READERS_LOCK:
+        refs = READERS.get(key)
+        if refs is None:
+            READERS[key] = [expr_ref]
+        else:
+            refs.append(expr_ref)
+            if len(refs) > 64:
+                refs[:] = [r for r in refs if _waiting(r)]
+
+
+def _waiting(ref):
+    expr = ref()
+    return expr is not None and expr.arr is None
+
+
+def _drop_finished(keys):
+    """Drops from the READERS entries under `keys` the expressions that no longer wait, and the entries left
+    empty (call with the lock held). A new list rather than a changed one: before_access may be walking the
+    old one, which it popped."""
+    for key in keys:
+        refs = READERS.get(key)
+        if refs is not None:
+            waiting = [r for r in refs if _waiting(r)]
+            if not waiting:
+                READERS.pop(key, None)
+            elif len(waiting) < len(refs):
+                READERS[key] = waiting
+
+
+class _Keys(list):
+    """Where READERS lists one pending expression, and its weak reference's callback: that may run at any
+    allocation (inside _register, say), so it only records; before_access drops the entries."""
+    __slots__ = ()
+
+    def __call__(self, ref):
+        if self:
+            _FREED.append(self)
+
+
+def _drop_freed():
+    with _READERS_LOCK:
+        while _FREED:
+            _drop_finished(_FREED.pop())
 
 
 class LazyExpr:
@@ -93,7 +140,7 @@ class LazyExpr:
     it computes in and its result's dtype, shape and strides (None: C order); `arr` holds the values once
     computed."""
     __slots__ = ("entry", "args", "compute", "dtype", "shape", "strides", "size", "arr", "users", "device",
-                 "forcing", "__weakref__")
+                 "forcing", "keys", "__weakref__")
 
     def force(self):
         if self.arr is None:
@@ -130,11 +177,16 @@ class LazyExpr:
     def computed(self, arr):
         """`arr` holds the values now (computed here or by a kernel that also computed something else)."""
         self.arr, self.args = arr, None  # the inputs may be freed now
+        if self.keys:  # this expression was often its inputs' last waiting reader
+            with _READERS_LOCK:
+                _drop_finished(self.keys)
         users, self.users = self.users, None
-        if users:  # pending results that read this one now read its array
+        if users:  # pending results that read this one now read its array (those still waiting)
             key = id(root(arr))
             for ref in users:
-                _register(key, ref)
+                user = ref()
+                if user is not None and user.arr is None:
+                    _register(key, ref, user.keys)
 
 
 BOOL = np.dtype(np.bool_)
@@ -254,16 +306,17 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=No
     if size > MAX_REGION:
         return None
     e = LazyExpr()
-    e.entry, e.args, e.compute, e.dtype, e.shape, e.strides, e.size, e.arr, e.users, e.device, e.forcing =\
-        entry, args, compute, out_dtype, shape, strides, size, None, None, device, False
-    ref = weakref.ref(e)
+    keys = _Keys()  # where READERS lists it: its callback drops those entries once it is freed
+    e.entry, e.args, e.compute, e.dtype, e.shape, e.strides, e.size, e.arr, e.users, e.device, e.forcing, e.keys =\
+        entry, args, compute, out_dtype, shape, strides, size, None, None, device, False, keys
+    ref = weakref.ref(e, keys)
     for pending_input in pending_inputs:  # when it is computed, its readers move to its array
         if pending_input.users is None:
             pending_input.users = [ref]
         else:
             pending_input.users.append(ref)
     for arr in arrays:
-        _register(id(root(arr)), ref)
+        _register(id(root(arr)), ref, keys)
     t = tensor_cls._make(None, out_dtype)
     t._lazy = e
     return t

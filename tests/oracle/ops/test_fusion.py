@@ -273,6 +273,37 @@ def test_pending_results_free_their_inputs_once_computed():
     assert ref() is None
 
 
+def test_reader_entries_go_once_no_expression_waits():
+    """lazy.READERS lists the pending expressions reading an array; an entry no expression waits on any
+    more (all computed or freed) is dropped, so that Tensor._data stops paying before_access."""
+    x = numgrad.randn(100)
+    key = id(x._arr)
+    y = x * 2
+    assert key in lazy.READERS
+    y.tolist()  # computed: it was x's only reader
+    assert key not in lazy.READERS
+    z = x * 3
+    assert key in lazy.READERS
+    del z
+    gc.collect()
+    numgrad.ones(2).add_(1)  # any access drops the entries of expressions freed since
+    assert key not in lazy.READERS
+
+
+def test_waiting_readers_survive_the_dropping_of_others():
+    x = numgrad.tensor([1.0, 2.0, 3.0])
+    dead = [x * k for k in range(3, 10)]  # readers that die pending, listed before the one that waits
+    y = x * 2
+    w = x + 1
+    del dead
+    gc.collect()
+    w.tolist()  # computed: its entry's other readers are dead, y still waits
+    numgrad.ones(2).add_(1)
+    assert id(x._arr) in lazy.READERS
+    x.mul_(0)  # computes y first
+    assert y.tolist() == [2.0, 4.0, 6.0] and w.tolist() == [2.0, 3.0, 4.0] and x.tolist() == [0.0, 0.0, 0.0]
+
+
 # ---- generated regions: random expression trees on broadcastable shapes -----------------------------
 UNARY = ["exp", "tanh", "sigmoid", "sin", "relu", "abs", "neg", "square"]
 BINARY = ["add", "sub", "mul", "div", "maximum"]

@@ -114,6 +114,10 @@ def _embedding_backward(node, g):
     if rows.is_cuda:  # index_put without parsing the index again (its bounds were checked by the forward)
         zeros = rows.new_zeros(num, rows.shape[-1], device=rows.device)
         return (_put(zeros, (slice(None), Ellipsis), (indices._data,), rows, True, "IndexPutBackward0"),)
+    if not STATE.grad_enabled:  # a first-order backward: one row loop into new zeros, nothing to record
+        summed = device_index.summed_rows(indices._data, rows._data, num)
+        if summed is not None:
+            return (Tensor._make(summed, rows._dtype),)
     return (index_put(rows.new_zeros(num, rows.shape[-1]), (indices,), rows, accumulate=True),)
 
 

@@ -122,6 +122,22 @@ def _add_rows(region, adv, vdata):
     return cpu_scatter.add_rows(region.reshape(rows, -1), index, np.ascontiguousarray(vdata).reshape(len(index), -1))
 
 
+def summed_rows(index, rows, num):
+    """embedding's backward on the host (torch's embedding_dense_backward): zeros of (num, width) with row i of
+    2-d `rows` added at index[i], in np.add.at's order; None where the row loop does not apply (another dtype)."""
+    if rows.dtype not in ROW_FLOATS or not isinstance(index, np.ndarray) or index.size != len(rows):
+        return None
+    return tape.call(_summed_rows, index, rows, num)
+
+
+def _summed_rows(index, rows, num):
+    out = np.zeros((num, rows.shape[1]), rows.dtype)
+    flat = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+    if not cpu_scatter.add_rows(out, flat, np.ascontiguousarray(rows)):  # the forward checked the indices
+        raise IndexError("index out of range in self")
+    return out
+
+
 def masked_fill(mask, value, x, shape):
     """where(mask, value, x) broadcast to `shape`: NumPy on the host, the op table's `where` kernel on the GPU.
     `value` is a number or a 0-d array; the caller checked that mask and x share a device."""

@@ -303,7 +303,11 @@ def zero_gradients(node, g):
 
 
 def needs_grad(*tensors):
-    return STATE.grad_enabled and any(t is not None and wants_grad(t) for t in tensors)
+    if STATE.grad_enabled:  # (a loop, not any() over a generator: every op asks, backward's ops too)
+        for t in tensors:
+            if t is not None and wants_grad(t):
+                return True
+    return False
 
 
 def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inplace=False):
@@ -311,13 +315,13 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     `backward_fn(node, *grads)` returns one gradient (or None) per input; `saved` values and the
     outputs named in `saved_outputs` ({name: index}) are available as node.saved(name). Only an
     in-place op (`inplace`) may record an integer or bool output, as torch's rebase_history does."""
-    if not needs_grad(*inputs):
+    if not STATE.grad_enabled or not needs_grad(*inputs):  # (the first test spares backward's ops a call)
         return None
     if not inplace:
         check_differentiable(outputs)
     node = op_node_class(name, backward_fn)()
-    node.next_functions = tuple(edge_of(t) for t in inputs)
-    node.input_meta = tuple((t._shape, t._dtype) if t is not None else None for t in inputs)
+    node.next_functions = tuple([edge_of(t) for t in inputs])
+    node.input_meta = tuple([(t._shape, t._dtype) if t is not None else None for t in inputs])
     if saved:
         own = node._saved
         for key, value in saved.items():  # Node.save, inlined

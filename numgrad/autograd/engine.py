@@ -210,7 +210,7 @@ def _fused_region(node, grad_list, deps, needed, targets):
 
 def _apply(node, grad_list, create_graph, fuse):
     """One node's backward with its post hooks: its results, one per next_functions entry."""
-    if any(g is not None for g in grad_list):
+    if (grad_list[0] is not None if len(grad_list) == 1 else any(g is not None for g in grad_list)):
         results = node.apply(grad_list)
         if not create_graph:
             own_new_results(node, results, grad_list, detect=fuse)

@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 import numgrad
+from . import calls as bench_calls
 from . import cuda as bench_cuda
 from .workloads import WORKLOADS, relative_error
 
@@ -168,8 +169,10 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
             print(f"numgrad.compile'd MLP step (Adam), first call: {compiling['compiled_step_cold_s']:.2f} s with an "
                   f"empty kernel cache, {compiling['compiled_step_cached_s'] * 1e3:.0f} ms from the disk cache in a "
                   f"new process (then {compiling['compiled_step_replay_s'] * 1e3:.1f} ms a replay)")
+    counted = print_calls(list(workloads))
     result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__},
-              "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling}
+              "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling,
+              "python_calls_per_step": counted}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(result, f, indent=2)
@@ -320,6 +323,17 @@ def _probe_twice(source):
     return runs
 
 
+def print_calls(names):
+    """Prints (and returns) numgrad's function calls per step, eager and compiled (bench/calls.py): the Python
+    glue measured without the machine's noise."""
+    counted = bench_calls.table(names)
+    print("\nnumgrad's function calls per step (Python + C, counted; the same on every run):")
+    for name, c in counted.items():
+        print(f"  {name:24s} eager {c['eager'][0]:6d} + {c['eager'][1]:6d}   compiled {c['compiled'][0]:5d} + "
+              f"{c['compiled'][1]:5d}")
+    return {name: {kind: list(pair) for kind, pair in c.items()} for name, c in counted.items()}
+
+
 def compile_times():
     """Seconds for the first forward+backward of a new fused pattern, and for the first call of a
     numgrad.compile'd MLP step (Adam), each in a new process with an empty kernel cache and then in another
@@ -342,10 +356,15 @@ def main(argv=None):
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--rounds", type=int, help="rounds of every variant in turn (default 3, --quick 1)")
     parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
+    parser.add_argument("--calls", action="store_true",
+                        help="only count numgrad's function calls per step (seconds, no timing, no torch)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
     args = parser.parse_args(argv)
+    if args.calls:
+        print_calls([n for n in WORKLOADS if not args.only or any(o in n for o in args.only)])
+        return
     if args.device == "cuda":
         result = bench_cuda.run(args.size, reps=3 if args.quick else 10)
         with open(args.json.replace(".json", "_cuda.json"), "w") as f:

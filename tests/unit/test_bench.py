@@ -58,3 +58,18 @@ def test_a_worker_holds_one_library(tmp_path):
         assert "error" in workers.ask("torch", {"workload": "no such workload", "reps": 1})
     finally:
         workers.close()
+
+
+def test_call_counts_are_the_same_on_every_run_and_compiled_steps_make_fewer():
+    from numgrad.bench import calls
+    w = WORKLOADS["chain 3 (tiny)"]
+    eager = calls.count(w)
+    assert eager == calls.count(w) and eager[0] > 100  # forward, backward and their nodes: hundreds of calls
+    compiled = calls.count(w, compiled=True)
+    assert 0 < compiled[0] < eager[0] / 5 and compiled[1] < eager[1]
+
+
+def test_the_calls_option_prints_every_workload_without_timing(capsys):
+    cpu.main(["--calls", "--only", "tiny"])
+    out = capsys.readouterr().out
+    assert "chain 3 (tiny)" in out and "eager" in out and "MLP" not in out

@@ -96,8 +96,8 @@ def _register(key, expr_ref, keys):
             READERS[key] = [expr_ref]
         else:
             refs.append(expr_ref)
-            if len(refs) > 64:
-                refs[:] = [r for r in refs if _waiting(r)]
+            if len(refs) > 64:  # a new list: before_access may be walking this one, which it popped
+                READERS[key] = [r for r in refs if _waiting(r)]
 
 
 def _waiting(ref):
@@ -180,6 +180,7 @@ class LazyExpr:
         if self.keys:  # this expression was often its inputs' last waiting reader
             with _READERS_LOCK:
                 _drop_finished(self.keys)
+            self.keys.clear()  # nothing left for its callback to do
         users, self.users = self.users, None
         if users:  # pending results that read this one now read its array (those still waiting)
             key = id(root(arr))

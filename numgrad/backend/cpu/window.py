@@ -12,6 +12,15 @@ from .kernels import HEADER, LOOP_HEADER
 # as zero (im2col) or are skipped (pooling); every kernel takes a (start, stop) range of independent rows
 # so that threads.over can split it.
 _SOURCE = """
+@njit(inline="always")
+def _inside(off, sw, w, ow):
+    # the output columns xo in [lo, hi) whose input column xo * sw + off lies in [0, w): the rest read zero
+    # (im2col) or add nothing (col2im), with no test left in the inner loop (which then vectorises)
+    lo = max(0, -(off // sw))
+    hi = min(ow, -((off - w) // sw))
+    return lo, max(lo, hi)
+
+
 {header}
 def im2col(start, stop, x, cols, g):
     n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
@@ -20,6 +29,8 @@ def im2col(start, stop, x, cols, g):
         ch = r // (kh * kw)
         i = r // kw % kh
         j = r % kw
+        off = j * dw - pw
+        lo, hi = _inside(off, sw, w, ow)
         for b in range(n):
             for y in range(oh):
                 iy = y * sh + i * dh - ph
@@ -27,9 +38,18 @@ def im2col(start, stop, x, cols, g):
                     for xo in range(ow):
                         cols[r, b, y, xo] = 0
                     continue
-                for xo in range(ow):
-                    ix = xo * sw + j * dw - pw
-                    cols[r, b, y, xo] = x[b, ch, iy, ix] if 0 <= ix < w else 0
+                for xo in range(lo):
+                    cols[r, b, y, xo] = 0
+                if sw == 1:  # contiguous on both sides: a vector copy
+                    src = x[b, ch, iy, lo + off:hi + off]
+                    dst = cols[r, b, y, lo:hi]
+                    for k in range(hi - lo):
+                        dst[k] = src[k]
+                else:
+                    for xo in range(lo, hi):
+                        cols[r, b, y, xo] = x[b, ch, iy, xo * sw + off]
+                for xo in range(hi, ow):
+                    cols[r, b, y, xo] = 0
 
 
 {header}
@@ -42,14 +62,20 @@ def col2im(start, stop, cols, out, g):
         for i in range(kh):
             for j in range(kw):
                 r = (ch * kh + i) * kw + j
+                off = j * dw - pw
+                lo, hi = _inside(off, sw, w, ow)
                 for y in range(oh):
                     iy = y * sh + i * dh - ph
                     if iy < 0 or iy >= h:
                         continue
-                    for xo in range(ow):
-                        ix = xo * sw + j * dw - pw
-                        if 0 <= ix < w:
-                            out[p, iy, ix] += cols[r, b, y, xo]
+                    if sw == 1:  # contiguous on both sides: a vector add (distinct targets: same sums)
+                        dst = out[p, iy, lo + off:hi + off]
+                        src = cols[r, b, y, lo:hi]
+                        for k in range(hi - lo):
+                            dst[k] += src[k]
+                    else:
+                        for xo in range(lo, hi):
+                            out[p, iy, xo * sw + off] += cols[r, b, y, xo]
 
 
 {header}

@@ -134,9 +134,14 @@ def measure(workers, name, w, variants, rounds, reps, scratch):
     return row
 
 
+def _selected(only):
+    """The workloads' names, those containing one of the words in `only` when it is given (--only)."""
+    return [n for n in WORKLOADS if not only or any(o in n for o in only)]
+
+
 def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None):
     rounds = rounds or (1 if quick else 3)
-    workloads = {n: w for n, w in WORKLOADS.items() if not only or any(o in n for o in only)}
+    workloads = {n: WORKLOADS[n] for n in _selected(only)}
     variants = ["torch"] + (["torch.compile"] if compile_torch else []) + \
         ["numgrad.compile", "numgrad", "numgrad unfused"] + \
         (["numpy floor"] if any(w.floor for w in workloads.values()) else [])
@@ -363,7 +368,7 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
     args = parser.parse_args(argv)
     if args.calls:
-        print_calls([n for n in WORKLOADS if not args.only or any(o in n for o in args.only)])
+        print_calls(_selected(args.only))
         return
     if args.device == "cuda":
         result = bench_cuda.run(args.size, reps=3 if args.quick else 10)

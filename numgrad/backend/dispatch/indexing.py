@@ -133,7 +133,8 @@ def summed_rows(index, rows, num):
 def _summed_rows(index, rows, num):
     out = np.zeros((num, rows.shape[1]), rows.dtype)
     flat = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
-    if not cpu_scatter.add_rows(out, flat, np.ascontiguousarray(rows)):  # the forward checked the indices
+    # (_add_rows turns nothing to add away; the forward checked the indices, so False means out of range)
+    if out.size and flat.size and not _add_rows(out, (flat,), rows):
         raise IndexError("index out of range in self")
     return out
 

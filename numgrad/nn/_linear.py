@@ -108,7 +108,7 @@ def _flatten_nd_linear(input, weight, bias):
 
 def _embedding_backward(node, g):
     indices, num, scale = node.saved("indices"), node.saved("num_weights"), node.saved("row_scale")
-    rows = g.reshape(-1, g.shape[-1])
+    rows = g.reshape(math.prod(g.shape[:-1]), g.shape[-1])  # (not -1: a zero width leaves it ambiguous)
     if scale is not None:  # padding rows get nothing; scale_grad_by_freq divides by each index's count
         rows = rows * scale
     if rows.is_cuda:  # index_put without parsing the index again (its bounds were checked by the forward)

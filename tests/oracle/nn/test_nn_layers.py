@@ -67,6 +67,17 @@ def test_embedding_matches_torch():
         assert grad_fn_name(out) == "EmbeddingBackward0"
 
 
+@pytest.mark.parametrize("width, idx", [(0, [[1, 1, 4]]), (3, [[]]), (0, [[]])], ids=["no-width", "no-index", "neither"])
+def test_embedding_gradient_of_empty_shapes_matches_torch(width, idx):
+    grads = []
+    for lib in (numgrad, torch):
+        emb = lib.nn.Embedding(5, width)
+        emb(lib.tensor(idx, dtype=lib.int64)).sum().backward()
+        grads.append(emb.weight.grad.numpy())
+    assert grads[0].shape == grads[1].shape and grads[0].dtype == grads[1].dtype
+    np.testing.assert_array_equal(*grads)
+
+
 def test_embedding_errors_and_max_norm():
     ours, theirs = twin(lambda lib: lib.nn.Embedding(5, 3))
     for lib, m in ((numgrad, ours), (torch, theirs)):

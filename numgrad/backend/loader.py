@@ -17,6 +17,13 @@ The cache directory is not trusted blindly:
   checks; ACLs are not inspected.) Damage short of planting (a truncated or garbage index or data file,
   which Numba would report as an unpickling error in every process) makes a CPU kernel compile again
   and rewrite its Numba cache (_RecoveringCache).
+- Numba's index is a read-modify-write without a lock: two processes saving two signatures of one function
+  at once (two pytest-xdist workers, DataLoader workers, MPI ranks on a new machine) can both pick the same
+  data file, and the index then maps one signature to the other's machine code. Numba loads it without
+  looking: a float scale ran int64 code and 0.5 became 0. _RecoveringCache checks that a loaded overload
+  is the signature asked for, and otherwise drops that index entry and compiles again. Every CPU
+  dispatcher of numgrad gets it (guard_caches): generated kernels when loaded, the package's own njit
+  modules after their definitions.
 - A directory that cannot be used (refused, not creatable, not writable: checked with a real write, so
   that it also holds for root) is replaced by one private temporary directory (mode 0700) for the rest of
   the process, announced by a single UserWarning.
@@ -33,6 +40,7 @@ import tempfile
 import threading
 import warnings
 
+from numba.core import sigutils
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
 
@@ -196,27 +204,45 @@ def _import(name, source):
     # the verified bytes run, not the file read again (nor its .pyc); the file name is the code's
     # co_filename, which Numba's cache locates (and stamps with the file's hash, equal to these bytes')
     exec(compile(data, path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 (verified source)
-    _recovering(module)
+    guard_caches(vars(module))
     return module
 
 
 class _RecoveringCache(FunctionCache):
     """Numba's cache of a CPU kernel, except that an index or data file it cannot read (truncated, garbage:
-    Numba would raise the unpickling error in every process, forever) is reset to an empty index, so the
-    kernel compiles again and its cache is rewritten."""
+    Numba would raise the unpickling error in every process, forever) is reset to an empty index, and an
+    overload whose signature is not the one asked for (another signature's data file, after two processes
+    saved at once) is dropped from the index: either way the kernel compiles again and its cache is
+    rewritten."""
 
     def load_overload(self, sig, target_context):
         try:
-            return super().load_overload(sig, target_context)
+            cres = super().load_overload(sig, target_context)
         except Exception:  # noqa: BLE001 (whatever the damage, compiling again is the cure)
             self.flush()  # an empty index, written atomically; saving the new overload reads it back
             return None
+        if cres is not None and tuple(cres.signature.args) != tuple(sigutils.normalize_signature(sig)[0]):
+            self._forget(sig, target_context)
+            return None
+        return cres
+
+    def _forget(self, sig, target_context):
+        """Drops `sig`'s index entry, so that saving its own overload takes a data file of its own (the
+        entry's file holds another signature's code, which another entry may still name)."""
+        key = self._index_key(sig, target_context.codegen())
+        cache_file = self._cache_file
+        overloads = cache_file._load_index()
+        if overloads.pop(key, None) is not None:
+            cache_file._save_index(overloads)
 
 
-def _recovering(module):
-    for value in list(vars(module).values()):
+def guard_caches(namespace):
+    """Gives the cached njit functions of a module's namespace (its globals()) numgrad's checks of Numba's
+    cache (_RecoveringCache): generated kernels when loaded, the package's own kernel modules after their
+    definitions."""
+    for value in list(namespace.values()):
         if isinstance(value, CPUDispatcher) and type(getattr(value, "_cache", None)) is FunctionCache:
-            value._cache.__class__ = _RecoveringCache  # same state, one method more
+            value._cache.__class__ = _RecoveringCache  # same state, more checks
 
 
 _modules = {}

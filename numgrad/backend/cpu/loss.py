@@ -3,6 +3,8 @@ where NumPy's path builds half a dozen temporaries (fancy indexing, masks, where
 import numpy as np
 from numba import njit
 
+from ..loader import guard_caches as _guard_caches
+
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def nll_rows(x, target, weight, ignore_index, losses, picked_weights):
@@ -97,3 +99,6 @@ def nll_forward(x, target, weight, ignore, ignoring, reduction, losses, sums, co
         if not (ignoring and t == ignore):
             coef[b, t] = -(weight[t] * sums[2]) if weighted else -sums[2]
     return -1
+
+
+_guard_caches(globals())  # numgrad checks what Numba loads from its cache (loader._RecoveringCache)

@@ -14,6 +14,8 @@ from numba.extending import intrinsic
 
 from .. import scalar_rules
 
+from ..loader import guard_caches as _guard_caches
+
 
 @njit(cache=True, error_model="numpy")
 def where(c, x, y):
@@ -182,3 +184,6 @@ def erf_f32(x):
     small = _erf_taylor(x, z)
     large = math.copysign(np.float32(1) - _erfc_tail(a, z), x)
     return small if a < np.float32(0.8) else large
+
+
+_guard_caches(globals())  # numgrad checks what Numba loads from its cache (loader._RecoveringCache)

@@ -2,6 +2,8 @@
 NumPy's np.add.at takes about 0.6 us per row of 64 where the loop takes a few ns per element."""
 from numba import njit
 
+from ..loader import guard_caches as _guard_caches
+
 
 @njit(cache=True, nogil=True)
 def add_rows(target, index, values):
@@ -22,3 +24,6 @@ def add_rows(target, index, values):
         for j in range(width):
             t[j] += v[j]
     return True
+
+
+_guard_caches(globals())  # numgrad checks what Numba loads from its cache (loader._RecoveringCache)

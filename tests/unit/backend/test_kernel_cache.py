@@ -17,6 +17,7 @@ import time
 import uuid
 import warnings
 
+import numpy as np
 import pytest
 
 from numgrad.backend import loader
@@ -198,6 +199,52 @@ def test_a_failed_write_after_the_checks_falls_back(cache, monkeypatch):
         _loads_in_fallback([_source(), _source()])
     _fallback_warning(record, "No space left on device")
     assert calls[0].startswith(str(cache)) and all(c.startswith(loader._DIRS.fallback) for c in calls[1:])
+
+
+# ---- Numba's index: a signature mapped to another signature's machine code
+
+SCALED = "import numpy as np\nfrom numba import njit\n\n\n@njit(cache=True)\ndef kernel(x, s):\n    return x.sum() * s\n"
+
+
+def _fresh_kernel(source):
+    """The kernel of `source` as a new process would see it: a new dispatcher (no overloads in memory) over
+    the same file, so the same Numba cache."""
+    name = loader.module_name("cachetest", source)
+    sys.modules.pop(name, None)
+    return loader.load_module("cachetest", source).kernel
+
+
+def test_an_overload_filed_under_another_signature_is_compiled_again(cache):
+    """Two processes saving two signatures of one kernel at once can both take the same data file: Numba's
+    index is read, changed and written without a lock. Its index then maps one signature to the other's
+    code, which Numba loads without looking (a float scale ran int64 code: 0.5 became 0)."""
+    from numba import types
+    source = f"# cache test {uuid.uuid4().hex}\n" + SCALED
+    x = np.arange(10.0)
+    first = _fresh_kernel(source)
+    assert first(x, 2) == 90.0  # compiled for (float64[::1], int64) and saved
+    cache_file = first._cache._cache_file
+    (key, data_name), = cache_file._load_index().items()
+    as_float = (types.Array(types.float64, 1, "C"), types.float64)
+    cache_file._save_index({key: data_name, (as_float,) + key[1:]: data_name})  # what the lost update leaves
+    second = _fresh_kernel(source)
+    assert second(x, 0.5) == 22.5 and second(x, 2) == 90.0
+    index = cache_file._load_index()
+    assert len(index) == 2 and len(set(index.values())) == 2  # each signature has a data file of its own
+    third = _fresh_kernel(source)  # both now load from the cache, each its own code
+    assert third(x, 0.5) == 22.5 and third(x, 2) == 90.0
+    assert sum(third._cache_hits.values()) == 2 and not third._cache_misses
+
+
+def test_the_packages_own_kernels_check_what_they_load():
+    """The same check for the njit functions numgrad ships (compiled on a new machine by whichever processes
+    first need them, pytest-xdist's workers among them)."""
+    from numba.core.registry import CPUDispatcher
+    from numgrad.backend.cpu import loss, norm, scalar_math, scatter
+    dispatchers = [v for m in (loss, norm, scalar_math, scatter) for v in vars(m).values()
+                   if isinstance(v, CPUDispatcher) and v._cache.__class__.__name__ != "NullCache"]
+    assert len(dispatchers) >= 20
+    assert all(type(d._cache) is loader._RecoveringCache for d in dispatchers)
 
 
 # ---- whole processes: numgrad's own kernels, Numba's on-disk cache, one warning per process

@@ -4,9 +4,8 @@ a square (or hold inf/NaN) are left to the NumPy path, which follows torch's Wel
 import numpy as np
 from numba import njit
 
-from .intrinsics import add_reorderable as radd
-
 from ..loader import guard_caches as _guard_caches
+from .intrinsics import add_reorderable as radd
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

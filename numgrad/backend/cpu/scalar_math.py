@@ -13,7 +13,6 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .. import scalar_rules
-
 from ..loader import guard_caches as _guard_caches
 
 

@@ -11,6 +11,11 @@ from numba.extending import intrinsic
 # Kernels set them on these two operations only: reassoc on a whole function would also let LLVM regroup exp's
 # polynomial. The order of a row's additions then depends on LLVM's vector width, never on the thread
 # split, so eager and compiled steps (and any row count) agree bitwise.
+# A loop that adds reorderably must not also store: LLVM vectorises such a loop behind a runtime check that
+# the stored array does not overlap the ones read, a check on the arrays' distance in memory that fails for
+# nearby ones, and then runs the scalar loop, whose additions go in another order. The same call gave other
+# bits depending on where malloc had put its arrays (a softmax backward summing as it stored the pending
+# gradient: gradcheck's two identical backward calls differed by 1 ulp, in one of three full test runs).
 @intrinsic
 def add_reorderable(typingctx, a, b):
     """a + b, which LLVM may regroup with the other additions of a reduction (integers: a plain add, which

@@ -132,7 +132,8 @@ def kernel(o0, o1, K, {params}, y, out{rider_outs}):
         s = np.float64(0)
 {element}
             dr[jj] = {var}
-{riders}            s = add_reorderable(s, np.float64({term}))
+{riders}        for jj in range(K):  # a loop of its own: see intrinsics.add_reorderable
+            s = add_reorderable(s, np.float64({term}))
         t = np.{dt}(s)
         for jj in range(K):
             dr[jj] = {result}

@@ -224,3 +224,42 @@ def test_a_leafs_gradient_that_cannot_ride_along_is_right(case):
     for a, b in zip(ours, reference):
         assert a.stride() == b.stride()
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [4, 7, 33])
+def test_the_pending_kernel_gives_the_same_bits_wherever_its_arrays_lie(log, K, monkeypatch):
+    """LLVM vectorises a loop that stores behind a check of the arrays' distance in memory, and runs the
+    scalar loop when they lie close. The kernel summed the row in its storing loop, so the sum's order (its
+    last bit) depended on where malloc had put the output: gradcheck's two identical backward calls of a
+    cross_entropy with probabilities differed in one of three full test runs. Here the output is placed at
+    every distance before and after the leaf the gradient reads and the softmax output y."""
+    from numgrad.backend.cpu import softmax
+    calls = []
+    original = softmax.backward_pending
+
+    def recording(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(softmax, "backward_pending", recording)
+    n = 3 * K
+    memory = np.zeros(24 * n)
+    rng = np.random.default_rng(8)
+    w_at, y_at = 8 * n, 16 * n
+    x, w = (numgrad.tensor(rng.standard_normal((3, K)), requires_grad=k == 0) for k in range(2))
+    ((numgrad.log_softmax if log else numgrad.softmax)(x, -1) * w).sum().backward()
+    (program, var, y, log_, riders), = calls
+    (leaf,) = [leaf for leaf in program.leaves if leaf.kind != "scalar"]  # w's array, which the kernel reads
+    for at, arr in ((w_at, leaf.value), (y_at, y)):  # both moved into `memory`
+        memory[at:at + n] = arr.reshape(-1)
+    leaf.value, y = memory[w_at:w_at + n].reshape(3, K), memory[y_at:y_at + n].reshape(3, K)
+    results = {}
+    for anchor in (w_at, y_at):
+        for start in range(anchor - 3 * n, anchor + 3 * n):
+            if start + n > w_at and start < w_at + n or start + n > y_at and start < y_at + n:
+                continue  # (an output overlapping what the kernel reads is never handed to it)
+            out = memory[start:start + n].reshape(y.shape)
+            got = original(program, var, y, log_, riders, out=[out])
+            results.setdefault(got[0].tobytes(), []).append(start - anchor)
+    assert len(results) == 1, list(results.values())  # the offsets of each distinct result
+    assert next(iter(results)) == x.grad.numpy().tobytes()

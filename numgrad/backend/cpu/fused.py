@@ -8,7 +8,7 @@ from .. import ir, loader
 from ..arrays import length_error
 from ...spec.table import REDUCTIONS
 from . import pool, threads
-from .kernels import HEADER, LOOP_HEADER, bound_replay
+from .kernels import ALLOCATING_LOOP_HEADER, HEADER, LOOP_HEADER, bound_replay
 from .threads import PARALLEL_MIN
 
 BROADCAST_MIN = 1 << 14  # below this many elements broadcast inputs are expanded (fewer kernel variants)
@@ -201,7 +201,7 @@ def fold_source(program, var, acc_dtype, kind="sum"):
             f"        e = min(b + {FOLD_BLOCK}, i1)\n"
             + "\n".join(body) + f"\n{pad}buf[jj] = {var}\n" + block
             + f"    return {f['result'].format(acc=acc_dtype)}\n\n\n"
-            f"{LOOP_HEADER}\ndef rows(o0, o1, K, {params(program)}, out):\n"
+            f"{ALLOCATING_LOOP_HEADER}\ndef rows(o0, o1, K, {params(program)}, out):\n"
             f"    buf = np.empty({FOLD_BLOCK}, np.{acc_dtype})\n"
             f"    for o in range(o0, o1):\n        out[o] = fold(o * K, o * K + K, buf, {per_row})\n")
 

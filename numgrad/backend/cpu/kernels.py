@@ -12,8 +12,14 @@ from . import pool, threads
 from .threads import PARALLEL_MIN
 
 # error_model="numpy": x / 0 gives inf or nan as in torch, not ZeroDivisionError; nogil: the threads of
-# threads.py run one kernel over parts of a range at once
-LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy')"
+# threads.py run one kernel over parts of a range at once. no_cfunc_wrapper: kernels are called from Python
+# and from each other, never as C function pointers, so the second wrapper Numba makes by default is only
+# code to compile; _nrt=False: a kernel allocates nothing and reads arrays its caller keeps alive, so its
+# reference counting is dead code. Together they cut the LLVM IR of the compiled MLP Adam step's six kernels
+# by 28% and the instructions spent compiling them by 22% (callgrind).
+LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy', no_cfunc_wrapper=True, _nrt=False)"
+# the header of a kernel that allocates (np.empty): that needs Numba's runtime
+ALLOCATING_LOOP_HEADER = "@njit(cache=True, nogil=True, error_model='numpy', no_cfunc_wrapper=True)"
 _HELPERS = os.path.join(os.path.dirname(__file__), "scalar_math.py")
 _RULES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "scalar_rules.py")
 _INTRINSICS = os.path.join(os.path.dirname(__file__), "intrinsics.py")

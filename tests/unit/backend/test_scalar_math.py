@@ -86,6 +86,18 @@ def test_gelu_forward_and_backward_as_torch(dtype):
         y = lib.nn.functional.gelu(x)
         (y * lib.tensor(np.linspace(-1, 1, x0.size).astype(dtype))).sum().backward()
         got.append((y.detach().numpy(), x.grad.numpy()))
-    tol = dict(rtol=0, atol=5e-7) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-15)
+    # float32: torch's erf is Sleef's vector code (which differs between CPUs), ours Abramowitz and Stegun's.
+    # On a znver5 (AVX-512) machine torch's GELU is 9.4e-7 from the float64 truth (ours 4.4e-7), in the
+    # negative tail where 1 + erf cancels and near |y| = 4 (5 float32 steps), so the two are compared within
+    # both errors (1.5e-6), and ours is held to the truth below
+    tol = dict(rtol=4e-7, atol=1.5e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-15)
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, **tol)
+    if dtype == np.float32:
+        x64 = x0.astype(np.float64)
+        cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x64])
+        y_true = x64 * cdf
+        grad_true = (cdf + x64 * np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi)) * np.linspace(
+            -1, 1, x0.size).astype(dtype)
+        assert np.abs(got[0][0] - y_true).max() <= 5e-7  # measured 4.4e-7 (torch's own: 9.4e-7)
+        assert np.abs(got[0][1] - grad_true).max() <= 3e-7  # measured 1.8e-7 (torch's own: 1.7e-7)

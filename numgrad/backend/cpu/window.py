@@ -81,13 +81,18 @@ def col2im(start, stop, cols, out, g):
 {header}
 def max_pool(start, stop, x, values, indices, g, lowest):
     n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
-    # x is (n*c, h, w); the first maximum wins, a NaN beats any number (NumPy's argmax over the window,
-    # padding read as `lowest`: a window whose values are all `lowest` keeps its first position). The
-    # offsets inside the input are counted first, so no index needs checking. A window wholly inside (every
-    # window without padding) needs no count: the four floor divisions per window cost more than its reads
-    # (the (32, 8, 26, 26) pool of the benchmark's convnet: 0.73 -> 0.56 ms)
+    # x is (n*c*h*w,) flat, values and indices (n*c*oh*ow,); the first maximum wins, a NaN beats any number
+    # (NumPy's argmax over the window, padding read as `lowest`: a window whose values are all `lowest` keeps
+    # its first position). The offsets inside the input are counted first, so no index needs checking. A
+    # window wholly inside (every window without padding) needs no count: the four floor divisions per window
+    # cost more than its reads (the (32, 8, 26, 26) pool of the benchmark's convnet: 0.73 -> 0.56 ms).
+    # Flat arrays and unsigned positions: a row view per window row and Numba's wrapping of signed indices
+    # cost a quarter of the time (the same pool on a znver5 core: 440 -> 320 us; 3x3, stride 2, padding 1:
+    # 1070 -> 820 us)
+    plane = h * w
     for p in range(start, stop):
-        xp = x[p]
+        base = np.uint64(p * plane)
+        out_row = p * oh * ow
         for y in range(oh):
             y0 = y * sh - ph
             if y0 >= 0 and y0 + (kh - 1) * dh < h:
@@ -105,16 +110,18 @@ def max_pool(start, stop, x, values, indices, g, lowest):
                 best = lowest
                 where = y0 * w + x0
                 for i in range(i0, i1):
-                    row = xp[y0 + i * dh]
+                    row_start = (y0 + i * dh) * w + x0
                     for j in range(j0, j1):
-                        v = row[x0 + j * dw]
+                        pos = row_start + j * dw
+                        v = x[base + np.uint64(pos)]
                         # selects, not a branch: on random data the branch mispredicted half the time
                         # (the (32, 8, 26, 26) pool of the benchmark's convnet: 1.10 -> 0.78 ms)
                         take = (v > best) | ((v != v) & (best == best))
                         best = v if take else best
-                        where = (y0 + i * dh) * w + x0 + j * dw if take else where
-                values[p, y, xo] = best
-                indices[p, y, xo] = where
+                        where = pos if take else where
+                o = np.uint64(out_row + y * ow + xo)
+                values[o] = best
+                indices[o] = where
 
 
 {header}
@@ -156,14 +163,21 @@ def col2im(cols, g, out=None):
     return out
 
 
+_POOL_READ_COST = 8
+
+
 def max_pool(x, g, lowest, values=None, indices=None):
     """Each window's maximum of (n, c, h, w) array `x` and its flat index into the input plane (into
     C-order `values` and `indices`)."""
     n, c, h, w, _, _, _, _, _, _, _, _, oh, ow = g
     values = np.empty((n, c, oh, ow), x.dtype) if values is None else values
     indices = np.empty((n, c, oh, ow), np.int64) if indices is None else indices
-    _over(_module().max_pool, n * c, x.size, np.ascontiguousarray(x).reshape(n * c, h, w),
-          values.reshape(n * c, oh, ow), indices.reshape(n * c, oh, ow), g, x.dtype.type(lowest))
+    # each read of a window is a compare and two selects in a chain, about ten times the cost of an element
+    # of a streaming kernel, which PARALLEL_MIN is set for (the convnet's (32, 8, 26, 26) pool: 173k reads,
+    # 330 us on one znver5 core, 220 us split over two)
+    reads = values.size * g[4] * g[5]  # kh * kw a window
+    _over(_module().max_pool, n * c, reads * _POOL_READ_COST, np.ascontiguousarray(x).reshape(-1),
+          values.reshape(-1), indices.reshape(-1), g, x.dtype.type(lowest))
     return values, indices
 
 

@@ -50,6 +50,24 @@ class Variant:
         return fn
 
 
+def blas_description(variant):
+    """Which matrix-product library this process runs and with what kernels: the GEMM-bound rows depend on it.
+    NumPy's OpenBLAS picks its kernels by CPU unless OPENBLAS_CORETYPE names one (some machines set it for old
+    OpenBLAS builds: Haswell's kernels on an AVX-512 CPU ran the MLP's largest GEMM 1.5x slower)."""
+    if variant.startswith("torch"):
+        torch = sys.modules["torch"]
+        return f"torch {torch.__version__}: MKL {torch.backends.mkl.is_available()}, " \
+               f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
+    try:
+        import threadpoolctl
+    except ImportError:
+        return "NumPy's BLAS (install threadpoolctl to see which)"
+    pools = [f"{p['internal_api']} {p.get('version')} {p.get('architecture', '')} kernels, {p['num_threads']} threads"
+             for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
+    core = os.environ.get("OPENBLAS_CORETYPE")
+    return "NumPy: " + ("; ".join(pools) or "no BLAS pool found") + (f" (OPENBLAS_CORETYPE={core})" if core else "")
+
+
 class Worker:
     def __init__(self, variant):
         self.variant = Variant(variant)
@@ -109,7 +127,8 @@ def main():
     try:
         worker = Worker(sys.argv[1])
         # the libraries this process holds, so the parent can check that no two share it
-        replies.write(json.dumps({"ready": True, "libraries": sorted({"torch", "numgrad"} & set(sys.modules))}) + "\n")
+        replies.write(json.dumps({"ready": True, "libraries": sorted({"torch", "numgrad"} & set(sys.modules)),
+                                  "blas": blas_description(sys.argv[1])}) + "\n")
     except Exception as e:
         replies.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
         return

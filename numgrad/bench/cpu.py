@@ -32,7 +32,7 @@ class Workers:
         # the workers run _worker.py by path, so they find numgrad (and its workloads) through PYTHONPATH
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-        self.procs, self.failed = {}, {}
+        self.procs, self.failed, self.blas = {}, {}, {}
         for v in variants:  # started together: their imports overlap
             log = open(os.path.join(logs, v.replace(" ", "_") + ".log"), "w")
             self.procs[v] = subprocess.Popen([sys.executable, _WORKER, v], stdin=subprocess.PIPE,
@@ -43,6 +43,8 @@ class Workers:
                 self.failed[v] = reply["error"]
             elif len(reply["libraries"]) > 1:
                 self.failed[v] = f"one process holds {' and '.join(reply['libraries'])}"
+            else:
+                self.blas[v] = reply.get("blas")
 
     def _read(self, v):
         line = self.procs[v].stdout.readline()
@@ -151,6 +153,9 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
         try:
             for v, why in workers.failed.items():
                 print(f"  {v}: n/a ({why})", file=sys.stderr)
+            blas = sorted(set(filter(None, workers.blas.values())))
+            for line in blas:
+                print(f"matrix products: {line}")
             reported = set(workers.failed)
             for name, w in workloads.items():
                 row = measure(workers, name, w, variants, rounds, w.quick_reps if quick else w.reps, scratch)
@@ -176,7 +181,8 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
                   f"empty kernel cache, {compiling['compiled_step_cached_s'] * 1e3:.0f} ms from the disk cache in a "
                   f"new process (then {compiling['compiled_step_replay_s'] * 1e3:.1f} ms a replay)")
     counted = print_calls(list(workloads))
-    result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__},
+    result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__,
+                          "blas": blas},
               "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling,
               "python_calls_per_step": counted}
     if json_path:

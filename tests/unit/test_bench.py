@@ -53,6 +53,9 @@ def test_a_worker_holds_one_library(tmp_path):
     workers = cpu.Workers(["torch", "numgrad"], str(tmp_path))
     try:
         assert workers.failed == {}
+        # each says which matrix-product library it runs (the GEMM-bound rows depend on it)
+        assert workers.blas["torch"].startswith("torch ") and "CPU capability" in workers.blas["torch"]
+        assert workers.blas["numgrad"].startswith("NumPy: ") and "blas" in workers.blas["numgrad"].lower()
         reply = workers.ask("numgrad", {"workload": "chain 3 (tiny)", "reps": 3})
         assert reply["median_s"] > 0 and reply["first_call_s"] is not None
         assert "error" in workers.ask("torch", {"workload": "no such workload", "reps": 1})

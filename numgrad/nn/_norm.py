@@ -30,7 +30,7 @@ def _normalize_backward(node, g):
     xhat = (x - mean) * invstd
     input_grad = weight_grad = bias_grad = None
     if wants(node, 0):
-        gxhat = g * node.saved("weight_view") if w is not None else g
+        gxhat = g * w.reshape(node.saved("view_shape")) if w is not None else g
         if batch_stats:
             input_grad = invstd * (gxhat - gxhat.mean(axes, keepdim=True)
                                    - xhat * (gxhat * xhat).mean(axes, keepdim=True))
@@ -115,8 +115,10 @@ def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
 def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
     """The normalised output as a tensor, with one node for both norms' backward."""
     out = new_tensor(out_data, input._dtype)
+    # the weight's broadcast view is made by the backward that reads it (create_graph's tensor expressions), not
+    # here: a reshape recorded on every forward costs a node the usual backward (the row kernels) never reads
     record(name, _normalize_backward, [input, weight, bias], [out],
-           {"input": input, "weight": weight, "weight_view": weight.reshape(view_shape) if weight is not None else None,
+           {"input": input, "weight": weight, "view_shape": view_shape,
             "mean": constant(mean), "invstd": constant(invstd), "axes": axes, "param_axes": param_axes,
             "batch_stats": batch_stats, "eps": eps})
     return out

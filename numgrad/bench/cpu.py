@@ -21,6 +21,8 @@ from .workloads import WORKLOADS, relative_error
 VARIANTS = {"torch": "torch_s", "torch.compile": "torch_compile_s", "numgrad.compile": "numgrad_compile_s",
             "numgrad": "numgrad_s", "numgrad unfused": "numgrad_unfused_s", "numpy floor": "gemm_floor_s"}
 NUMGRAD_VARIANTS = ("numgrad", "numgrad unfused", "numgrad.compile")
+# the settings that pin OpenBLAS to one CPU's kernels (set on some machines for old OpenBLAS builds)
+OPENBLAS_KERNEL_SETTINGS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 
 
@@ -28,15 +30,19 @@ class Workers:
     """One long-lived process per variant, asked one round of one workload at a time: kernels and graphs
     compile once per process, while no two libraries ever share a process."""
 
-    def __init__(self, variants, logs):
+    def __init__(self, variants, logs, native_blas=False):
         # the workers run _worker.py by path, so they find numgrad (and its workloads) through PYTHONPATH
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        # native_blas: NumPy's OpenBLAS (numgrad's and the GEMM floor's processes) picks its kernels by the CPU,
+        # whatever OPENBLAS_CORETYPE this machine sets; torch's processes run MKL, which never reads it
+        own_kernels = {k: v for k, v in env.items() if k not in OPENBLAS_KERNEL_SETTINGS}
         self.procs, self.failed, self.blas = {}, {}, {}
         for v in variants:  # started together: their imports overlap
             log = open(os.path.join(logs, v.replace(" ", "_") + ".log"), "w")
             self.procs[v] = subprocess.Popen([sys.executable, _WORKER, v], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+                                             stdout=subprocess.PIPE, stderr=log, text=True,
+                                             env=own_kernels if native_blas and not v.startswith("torch") else env)
         for v in list(self.procs):
             reply = self._read(v)
             if "error" in reply:
@@ -141,7 +147,7 @@ def _selected(only):
     return [n for n in WORKLOADS if not only or any(o in n for o in only)]
 
 
-def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None):
+def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None, native_blas=False):
     rounds = rounds or (1 if quick else 3)
     workloads = {n: WORKLOADS[n] for n in _selected(only)}
     variants = ["torch"] + (["torch.compile"] if compile_torch else []) + \
@@ -149,7 +155,7 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
         (["numpy floor"] if any(w.floor for w in workloads.values()) else [])
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        workers = Workers(variants, scratch)
+        workers = Workers(variants, scratch, native_blas)
         try:
             for v, why in workers.failed.items():
                 print(f"  {v}: n/a ({why})", file=sys.stderr)
@@ -183,7 +189,7 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     counted = print_calls(list(workloads))
     result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__,
                           "blas": blas},
-              "quick": quick, "rounds": rounds, "rows": rows, "peak_memory": memory, "compile": compiling,
+              "quick": quick, "rounds": rounds, "native_blas": native_blas, "rows": rows, "peak_memory": memory, "compile": compiling,
               "python_calls_per_step": counted}
     if json_path:
         with open(json_path, "w") as f:
@@ -375,6 +381,9 @@ def main(argv=None):
     parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
     parser.add_argument("--calls", action="store_true",
                         help="only count numgrad's function calls per step (seconds, no timing, no torch)")
+    parser.add_argument("--native-blas", action="store_true",
+                        help="NumPy's BLAS in numgrad's processes picks its kernels by the CPU, ignoring "
+                             + " and ".join(OPENBLAS_KERNEL_SETTINGS))
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
@@ -388,7 +397,7 @@ def main(argv=None):
             json.dump(result, f, indent=2)
         return
     run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only,
-        rounds=args.rounds)
+        rounds=args.rounds, native_blas=args.native_blas)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,17 @@ def test_a_worker_holds_one_library(tmp_path):
         workers.close()
 
 
+def test_native_blas_leaves_the_openblas_kernel_choice_to_the_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    for native in (False, True):
+        workers = cpu.Workers(["numgrad"], str(tmp_path), native_blas=native)
+        try:
+            assert workers.failed == {}
+            assert ("OPENBLAS_CORETYPE=Haswell" in workers.blas["numgrad"]) is not native
+        finally:
+            workers.close()
+
+
 def test_call_counts_are_the_same_on_every_run_and_compiled_steps_make_fewer():
     from numgrad.bench import calls
     w = WORKLOADS["chain 3 (tiny)"]

@@ -14,6 +14,11 @@ import traceback
 
 import numpy as np
 
+try:  # optional (scikit-learn, in the test extra, brings it): which BLAS kernels NumPy runs
+    import threadpoolctl
+except ImportError:
+    threadpoolctl = None
+
 VARIANTS = ("torch", "torch.compile", "numgrad", "numgrad unfused", "numgrad.compile", "numpy floor")
 
 
@@ -58,9 +63,7 @@ def blas_description(variant):
         torch = sys.modules["torch"]
         return f"torch {torch.__version__}: MKL {torch.backends.mkl.is_available()}, " \
                f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
-    try:
-        import threadpoolctl
-    except ImportError:
+    if threadpoolctl is None:
         return "NumPy's BLAS (install threadpoolctl to see which)"
     pools = [f"{p['internal_api']} {p.get('version')} {p.get('architecture', '')} kernels, {p['num_threads']} threads"
              for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]

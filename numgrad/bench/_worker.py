@@ -65,8 +65,8 @@ def blas_description(variant):
                f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
     if threadpoolctl is None:
         return "NumPy's BLAS (install threadpoolctl to see which)"
-    pools = [f"{p['internal_api']} {p.get('version')} {p.get('architecture', '')} kernels, {p['num_threads']} threads"
-             for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
+    pools = [f"{p['internal_api']} {p.get('version')} {p.get('architecture', '')} kernels, "
+             f"{p['num_threads']} threads" for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
     core = os.environ.get("OPENBLAS_CORETYPE")
     return "NumPy: " + ("; ".join(pools) or "no BLAS pool found") + (f" (OPENBLAS_CORETYPE={core})" if core else "")
 

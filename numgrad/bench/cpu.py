@@ -189,8 +189,8 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     counted = print_calls(list(workloads))
     result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__,
                           "blas": blas},
-              "quick": quick, "rounds": rounds, "native_blas": native_blas, "rows": rows, "peak_memory": memory, "compile": compiling,
-              "python_calls_per_step": counted}
+              "quick": quick, "rounds": rounds, "native_blas": native_blas, "rows": rows, "peak_memory": memory,
+              "compile": compiling, "python_calls_per_step": counted}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(result, f, indent=2)

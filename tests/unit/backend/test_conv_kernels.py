@@ -14,7 +14,7 @@ GEOMETRIES = [
     ((3, 1, 9, 7), (2, 3), (2, 3), (1, 1), (2, 1), True),
     ((2, 2, 6, 6), (3, 3), (2, 2), (1, 1), (1, 1), True),
     ((0, 2, 4, 4), (2, 2), (2, 2), (0, 0), (1, 1), False),
-    ((8, 8, 30, 30), (2, 2), (2, 2), (0, 0), (1, 1), False),  # large enough to split over threads
+    ((16, 8, 30, 30), (2, 2), (2, 2), (0, 0), (1, 1), False),  # large enough to split over threads
 ]
 
 

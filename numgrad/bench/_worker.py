@@ -63,12 +63,13 @@ def blas_description(variant):
         torch = sys.modules["torch"]
         return f"torch {torch.__version__}: MKL {torch.backends.mkl.is_available()}, " \
                f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
+    core = os.environ.get("OPENBLAS_CORETYPE")
+    pinned = f" (OPENBLAS_CORETYPE={core})" if core else ""
     if threadpoolctl is None:
-        return "NumPy's BLAS (install threadpoolctl to see which)"
+        return "NumPy: its BLAS, kernels unknown (install threadpoolctl to see them)" + pinned
     pools = [f"{p['internal_api']} {p.get('version')} {p.get('architecture', '')} kernels, "
              f"{p['num_threads']} threads" for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
-    core = os.environ.get("OPENBLAS_CORETYPE")
-    return "NumPy: " + ("; ".join(pools) or "no BLAS pool found") + (f" (OPENBLAS_CORETYPE={core})" if core else "")
+    return "NumPy: " + ("; ".join(pools) or "no BLAS pool found") + pinned
 
 
 class Worker:

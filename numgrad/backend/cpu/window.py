@@ -169,14 +169,13 @@ _POOL_READ_COST = 4
 def max_pool(x, g, lowest, values=None, indices=None):
     """Each window's maximum of (n, c, h, w) array `x` and its flat index into the input plane (into
     C-order `values` and `indices`)."""
-    n, c, h, w, _, _, _, _, _, _, _, _, oh, ow = g
+    n, c, _, _, kh, kw, _, _, _, _, _, _, oh, ow = g
     values = np.empty((n, c, oh, ow), x.dtype) if values is None else values
     indices = np.empty((n, c, oh, ow), np.int64) if indices is None else indices
     # each read of a window is a compare and two selects in a chain, counted as 4 elements of the streaming
     # kernels PARALLEL_MIN is set for (on one znver5 core a read took 1.9 ns, an element of relu's backward or a
     # fused map 0.4-0.5 ns; the convnet's (32, 8, 26, 26) pool: 173k reads, 330 us alone, 210 us split over two)
-    reads = values.size * g[4] * g[5]  # kh * kw a window
-    _over(_module().max_pool, n * c, reads * _POOL_READ_COST, np.ascontiguousarray(x).reshape(-1),
+    _over(_module().max_pool, n * c, values.size * kh * kw * _POOL_READ_COST, np.ascontiguousarray(x).reshape(-1),
           values.reshape(-1), indices.reshape(-1), g, x.dtype.type(lowest))
     return values, indices
 

@@ -27,18 +27,18 @@ from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack
 from .utils.dlpack import from_dlpack, to_dlpack
-from .backend.cpu import host_memory as _host_memory, pool as _pool
+from .kernels.cpu import host_memory as _host_memory, pool as _pool
 
 __version__ = "0.1.0"
 
 _host_memory.tune()  # freed arrays stay in the heap for the next step (NUMGRAD_MALLOC_TUNING=0: malloc as it is)
 
 
-# ---- memory: large kernel results (1 MiB and more) reuse buffers from a pool (backend/cpu/pool.py) ----
+# ---- memory: large kernel results (1 MiB and more) reuse buffers from a pool (kernels/cpu/pool.py) ----
 def empty_cache():
     """Releases every pooled buffer that no tensor, view or exported array (`.numpy()`) uses any more,
     giving its memory back to the system. The pool keeps at most NUMGRAD_POOL_MAX_BYTES (default 1 GiB;
-    0 turns it off), and the free memory malloc keeps for the next step (backend/cpu/host_memory.py)."""
+    0 turns it off), and the free memory malloc keeps for the next step (kernels/cpu/host_memory.py)."""
     _pool.empty_cache()
     _host_memory.release()
 

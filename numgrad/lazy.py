@@ -17,8 +17,8 @@ import weakref
 import numpy as np
 
 from ._core.state import STATE
-from .backend import dispatch, lower, tape
-from .backend.dispatch import fused
+from .kernels import dispatch, lower, tape
+from .kernels.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
 READERS = {}  # id(root array) -> weak references to pending expressions that read it

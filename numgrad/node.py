@@ -8,8 +8,8 @@ from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import op_name
 from ._core.state import STATE
-from .backend import dispatch, tape
-from .backend.arrays import dtype_name
+from .kernels import dispatch, tape
+from .kernels.arrays import dtype_name
 from .tensor_base import TensorBase, wants_grad
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "

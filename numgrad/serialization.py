@@ -35,7 +35,7 @@ import numpy as np
 
 from ._core import dtypes
 from ._core.device import device as _device
-from .backend import dispatch
+from .kernels import dispatch
 from .tensor import Tensor
 from .nn.parameter import Parameter
 from . import cuda

@@ -11,7 +11,7 @@ from ._core.shapes import broadcast_shapes, infer_size
 from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD
 from ._core.state import STATE
 from .autograd import functional as autograd_functional
-from .backend import dispatch
+from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape

@@ -14,8 +14,8 @@ from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OV
                              PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE, op_name)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
-from .backend import tape
-from .backend.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
+from .kernels import tape
+from .kernels.dispatch import (data_ptr, device_of_array, element_offset, host_view, internal_overlap, is_host,
                                overlap, storage, to_host)
 
 

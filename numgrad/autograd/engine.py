@@ -6,7 +6,7 @@ import numpy as np
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .. import lazy
 from .._core.state import STATE
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
 from ..ops.creation import tensor
 from ..ops.elementwise import ElementwiseBackward

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
-from ..backend import tape
+from ..kernels import tape
 from ..node import Node, SavedTensor, edge_of
 from ..ops.creation import zeros
 from ..node import FREED

@@ -1,6 +1,6 @@
 """autograd.backward and autograd.grad: the user-facing entry points into the engine."""
 from . import engine
-from ..backend import tape
+from ..kernels import tape
 from .._core.warn import warn
 from ..node import accumulate_into_grad, edge_of
 from ..ops.creation import zeros_like

@@ -8,8 +8,8 @@ import operator
 import numpy as np
 
 from .. import lazy
-from ..backend import dispatch
-from ..backend.dispatch import fused
+from ..kernels import dispatch
+from ..kernels.dispatch import fused
 from ..node import SavedTensor
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase

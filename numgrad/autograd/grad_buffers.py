@@ -4,7 +4,7 @@ A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may b
 place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
 Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
 from .._core.state import STATE
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..node import add_into
 from ..ops.elementwise import ElementwiseBackward
 

@@ -7,7 +7,7 @@ import weakref
 
 from .._core.state import STATE
 from ..autograd import engine
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from ..node import FREED, AccumulateGrad, Node, SavedTensor, edge_of
 from ..tensor_base import TensorBase
 

@@ -14,7 +14,7 @@ import numpy as np
 from .._core.shapes import storage_span
 from .._core.state import STATE
 from .._core.warn import warn
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..node import Node, sequence_now
 from ..ops.shape import view_of
 from ..tensor_base import TensorBase

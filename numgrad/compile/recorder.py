@@ -1,4 +1,4 @@
-"""The recorder: while numgrad.compile traces one call, the backend's hooks (backend/tape.py) hand it each
+"""The recorder: while numgrad.compile traces one call, the kernel layer's hooks (kernels/tape.py) hand it each
 piece of array work, which becomes one entry of a tape; it knows which arrays the tape made (its buffers),
 which it reads from tensors made before the call (guarded at replay) and which are constants, and notes
 what breaks the graph."""
@@ -11,8 +11,8 @@ import weakref
 import numpy as np
 
 from .._core.state import STATE
-from ..backend import dispatch, tape
-from ..backend.arrays import on_gpu
+from ..kernels import dispatch, tape
+from ..kernels.arrays import on_gpu
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,7 +45,7 @@ def _arrays(value, out):
     elif isinstance(value, (list, tuple)):
         for v in value:
             _arrays(v, out)
-    elif hasattr(value, "leaves") and hasattr(value, "steps"):  # backend.ir.Program
+    elif hasattr(value, "leaves") and hasattr(value, "steps"):  # kernels.ir.Program
         for leaf in value.leaves:
             if leaf.kind != "scalar":
                 _arrays(leaf.value, out)

@@ -1,7 +1,8 @@
 """numgrad.cuda: torch.cuda's entry points. Numba's CUDA target is imported on first use, so importing
 numgrad needs no CUDA installation."""
-from ..backend.cuda import runtime as _runtime
-from ..backend.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
+from ..kernels.cuda import runtime as _runtime
+from ..kernels.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
+from ..kernels.dispatch.lazy_cuda import cuda as _cuda_target
 from ..utils import dlpack
 
 __all__ = ["as_tensor", "current_device", "device_count", "empty_cache", "get_device_name", "is_available",
@@ -20,8 +21,7 @@ def synchronize(device=None):
 
 def get_device_name(device=None):
     _lazy_init()
-    from ..backend.cuda import kernels as target
-    if target.SIMULATOR:
+    if _cuda_target().kernels.SIMULATOR:
         return "Numba CUDA simulator"
     name = _numba_cuda().get_current_device().name
     return name.decode() if isinstance(name, bytes) else name

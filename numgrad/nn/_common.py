@@ -1,7 +1,7 @@
 """Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
 
 from .._core import dtypes
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..tensor import Tensor
 
 

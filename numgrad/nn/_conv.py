@@ -7,8 +7,8 @@ import numpy as np
 from .._core import dtypes
 from .._core.state import STATE
 from .._core.warn import warn_once
-from ..backend import dispatch
-from ..backend.dispatch import window
+from ..kernels import dispatch
+from ..kernels.dispatch import window
 from ..node import record
 from ..ops import join
 from ..ops.indexing import gather

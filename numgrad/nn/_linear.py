@@ -7,7 +7,7 @@ import numpy as np
 from .. import lazy
 from .._core import dtypes
 from .._core.state import STATE
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..spec.table import ELEMENTWISE
 from ..node import record
@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
 from ..ops.indexing import _put
-from ..backend.dispatch import indexing as device_index
+from ..kernels.dispatch import indexing as device_index
 
 
 def _addmm_backward(node, g):

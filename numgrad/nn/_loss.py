@@ -6,12 +6,12 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.shapes import broadcast_shapes
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
-from ..backend.dispatch import indexing as device_index, loss as loss_kernels
+from ..kernels.dispatch import indexing as device_index, loss as loss_kernels
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 

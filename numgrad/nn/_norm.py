@@ -7,8 +7,8 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.state import STATE
-from ..backend import dispatch
-from ..backend.dispatch import norm as norm_rows
+from ..kernels import dispatch
+from ..kernels.dispatch import norm as norm_rows
 from ..node import record
 from ._common import constant, new_tensor, wants
 from . import _norm_kernels

@@ -3,7 +3,7 @@ import warnings
 
 import numpy as np
 
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten

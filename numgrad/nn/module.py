@@ -8,7 +8,7 @@ from .._core.grad_mode import no_grad
 from .._core.hooks import HookDict, add_hook
 from ..autograd.functional import zero_grads
 from ..compile import compile as _compile
-from ..backend.dispatch import as_device
+from ..kernels.dispatch import as_device
 from ..ops.creation import tensor
 from ..tensor import Tensor
 from .parameter import Parameter

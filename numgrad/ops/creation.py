@@ -8,8 +8,8 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn
 from .. import lazy
-from ..backend import dispatch, tape
-from ..backend.dispatch import as_device
+from ..kernels import dispatch, tape
+from ..kernels.dispatch import as_device
 from ..tensor_base import TensorBase
 
 

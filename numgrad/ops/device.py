@@ -1,7 +1,7 @@
 """Moving tensors between the CPU and the GPU (Tensor.to, .cuda(), .cpu()), differentiably."""
 from ..node import record
-from ..backend import dispatch
-from ..backend.dispatch import as_device
+from ..kernels import dispatch
+from ..kernels.dispatch import as_device
 from ..tensor_base import TensorBase
 
 

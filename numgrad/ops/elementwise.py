@@ -12,7 +12,7 @@ from .._core.device import CPU
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
-from ..backend import dispatch, lower, tape
+from ..kernels import dispatch, lower, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
 from ..node import LAST, AccumulateGrad, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
@@ -439,7 +439,7 @@ def _on_tensors_or_numbers(fn, scalar_fn):
 
 
 def _scalar_math():
-    """What each function of the kernels' vocabulary (backend/lower.py) means on a Python number."""
+    """What each function of the kernels' vocabulary (kernels/lower.py) means on a Python number."""
     funcs = {name: getattr(math, name) for name in lower.MATH}
     funcs.update(log=lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")), abs=abs,
                  sign=lambda v: (v > 0) - (v < 0), sigmoid=lambda v: 1 / (1 + math.exp(-v)), isnan=math.isnan,

@@ -11,7 +11,7 @@ from .._core import dtypes
 from .._core.dtypes import bool_, int64
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from ..node import record, zero_gradients
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase

@@ -11,9 +11,9 @@ from .._core.grad_mode import no_grad
 from .._core.messages import PARTIAL_OVERLAP
 from .._core.shapes import broadcast_shapes, wrap_dim
 from ..lazy import contiguous_strides, dim_order, memory_order, result_strides, shaped
-from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index
-from ..backend.dispatch import internal_overlap
+from ..kernels import dispatch
+from ..kernels.dispatch import indexing as device_index
+from ..kernels.dispatch import internal_overlap
 from ..node import needs_grad, record
 from ..tensor_base import TensorBase, check_same_device
 from . import elementwise

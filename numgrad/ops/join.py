@@ -3,7 +3,7 @@
 import numbers
 
 from .._core import dtypes
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import wrap_dim

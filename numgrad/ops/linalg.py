@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from .._core import dtypes
-from ..backend import dispatch
+from ..kernels import dispatch
 from ..node import record, zero_gradients
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes

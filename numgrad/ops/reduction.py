@@ -9,7 +9,7 @@ import numpy as np
 from .._core import dtypes
 from .._core.warn import warn
 from .. import lazy
-from ..backend import dispatch, tape
+from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from .._core.state import STATE
 from ..node import record

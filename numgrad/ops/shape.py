@@ -10,8 +10,8 @@ from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED, op_name
 from .._core.shapes import storage_span, wrap_dim
 from .._core.state import STATE
 from .. import lazy
-from ..backend import dispatch
-from ..backend.dispatch import indexing as device_index
+from ..kernels import dispatch
+from ..kernels.dispatch import indexing as device_index
 from ..node import _type_string, needs_grad, record
 from ..tensor_base import TensorBase
 from .elementwise import apply

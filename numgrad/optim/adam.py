@@ -3,7 +3,7 @@ import math
 
 from ..ops import creation
 from .._core import dtypes
-from ..backend.dispatch import optim
+from ..kernels.dispatch import optim
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_fused, check_tensor_lr, count_step, zeros_like_param
 

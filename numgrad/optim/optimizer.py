@@ -5,8 +5,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..backend import dispatch, tape
-from ..backend.dispatch import optim as optim_kernels
+from ..kernels import dispatch, tape
+from ..kernels.dispatch import optim as optim_kernels
 from ..autograd.functional import zero_grads
 from .._core.grad_mode import no_grad
 from ..tensor import Tensor
@@ -164,7 +164,7 @@ class Optimizer:
 
     def _update(self, group, p, data, grad, state):
         """Updates parameter `p` (its array `data`) from gradient array `grad` and its `state`, through
-        backend.dispatch.optim.run (which checks the state's shapes against the parameter's, as torch's
+        kernels.dispatch.optim.run (which checks the state's shapes against the parameter's, as torch's
         ops do)."""
         raise NotImplementedError
 

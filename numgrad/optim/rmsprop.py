@@ -2,7 +2,7 @@
 
 from ..ops import creation
 from .._core import dtypes
-from ..backend.dispatch import optim
+from ..kernels.dispatch import optim
 from .optimizer import Optimizer, check_tensor_lr, count_step, zeros_like_param
 
 

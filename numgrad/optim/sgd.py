@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay."""
 
-from ..backend.dispatch import optim
+from ..kernels.dispatch import optim
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_fused, check_tensor_lr, zeros_like_param
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from .. import lazy
 from .._core import dtypes
-from ..backend.cuda import runtime as cuda_runtime
-from ..backend.dispatch import as_device
+from ..kernels.cuda import runtime as cuda_runtime
+from ..kernels.dispatch import as_device
+from ..kernels.dispatch.lazy_cuda import cuda as cuda_target
 from ..tensor_base import TensorBase
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
@@ -157,8 +158,7 @@ def synchronize():
 def cuda_tensor(obj):
     """A CUDA tensor over the memory of an object with __cuda_array_interface__ (numgrad.cuda.as_tensor)."""
     cuda_runtime.lazy_init()
-    from ..backend.cuda.interop import device_array_from_object
-    arr = device_array_from_object(obj)
+    arr = cuda_target().interop.device_array_from_object(obj)
     return TensorBase._make(arr, dtypes.from_numpy_dtype(arr.dtype))
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import numgrad
-from numgrad.backend.cuda import array
+from numgrad.kernels.cuda import array
 
 
 def test_factories_moves_and_printing():

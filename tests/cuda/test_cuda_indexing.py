@@ -6,7 +6,7 @@ import pytest
 
 import numgrad
 import numgrad.nn.functional as F
-from numgrad.backend.cuda import array
+from numgrad.kernels.cuda import array
 
 TOL = {numgrad.float32: dict(rtol=2e-5, atol=2e-6), numgrad.float64: dict(rtol=1e-11, atol=1e-12)}
 RNG = np.random.default_rng(0)

@@ -5,9 +5,9 @@ import pytest
 import torch
 from numba import cuda
 
-from numgrad.backend.cpu import kernels as cpu
-from numgrad.backend.cuda import matmul as cuda_matmul, reduce as cuda_reduce
-from numgrad.backend.cuda.kernels import BLOCK
+from numgrad.kernels.cpu import kernels as cpu
+from numgrad.kernels.cuda import matmul as cuda_matmul, reduce as cuda_reduce
+from numgrad.kernels.cuda.kernels import BLOCK
 from numgrad.spec.table import REDUCTIONS
 
 RNG = np.random.default_rng(0)

@@ -1,6 +1,7 @@
 """The architecture's rules, checked on the code itself: layers import downward only (import-linter's
 contracts in pyproject.toml), no import cycle anywhere in numgrad/, and function-level imports only for
-optional heavy dependencies (numba.cuda and the CUDA backend built on it, torch, matplotlib)."""
+optional heavy dependencies (numba.cuda, torch, matplotlib), and numgrad's own CUDA kernels only in the one lazy
+loader (kernels/dispatch/lazy_cuda.py)."""
 import ast
 import pathlib
 import shutil
@@ -10,8 +11,10 @@ import sys
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "numgrad"
-# what a function may import: modules that need numba-cuda (or its cuda.core), and heavy optional libraries
-OPTIONAL = ("numgrad.backend.cuda.", "numba.cuda", "cuda.core", "torch", "matplotlib")
+# what a function may import: numba-cuda (or its cuda.core) and the heavy optional libraries; numgrad's own
+# CUDA kernels only in the loader that imports them once for everyone
+OPTIONAL = ("numba.cuda", "cuda.core", "torch", "matplotlib")
+CUDA_LOADER, CUDA_KERNELS = "numgrad.kernels.dispatch.lazy_cuda", "numgrad.kernels.cuda."
 
 
 def _modules():
@@ -55,7 +58,8 @@ def _graph():
     for name, (path, pkg) in modules.items():
         graph[name] = set()
         for target, inner in _imports(name, path, pkg):
-            if inner and not target.startswith(OPTIONAL):
+            lazy_cuda = name == CUDA_LOADER and target.startswith(CUDA_KERNELS)
+            if inner and not (target.startswith(OPTIONAL) or lazy_cuda):
                 function_level.append(f"{name} imports {target} inside a function")
             module = owner(target) if target.startswith("numgrad") else None
             if module and module != name:

@@ -1,7 +1,7 @@
 """Empty parameter storage for layers: default dtype unless a factory dtype is given, on the given device."""
 from ...ops import creation
 from ..._core import dtypes
-from ...backend.dispatch import as_device
+from ...kernels.dispatch import as_device
 from ..parameter import Parameter
 
 

@@ -1,7 +1,7 @@
 """BatchNorm1d/2d (running statistics, train/eval) and LayerNorm."""
 import numpy as np
 
-from ...backend import dispatch
+from ...kernels import dispatch
 from ...ops import creation
 from ..._core import dtypes
 from .. import functional as F

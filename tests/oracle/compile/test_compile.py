@@ -362,7 +362,7 @@ def test_describe_names_each_entry_on_one_line():
     variant = fn.variants[0]
     lines = describe(variant, "step").splitlines()
     assert len(lines) == len(variant.entries) + 1
-    assert any(line.endswith("numgrad.backend.dispatch.indexing._summed_rows") for line in lines), lines
+    assert any(line.endswith("numgrad.kernels.dispatch.indexing._summed_rows") for line in lines), lines
     assert all(line.split()[-1][0].isalpha() for line in lines[1:]), lines
 
 

@@ -1,7 +1,7 @@
 """numgrad.cuda's memory functions without a GPU answer as torch's CPU build: empty_cache does nothing
 and returns None, memory_allocated and memory_reserved are 0 and memory_stats is empty, for any device
 argument, also after CPU work and with numba-cuda missing altogether. numgrad has no caching allocator on
-the GPU; numgrad.empty_cache and numgrad.memory_* are the host buffer pool's (tests/unit/backend/test_pool.py)."""
+the GPU; numgrad.empty_cache and numgrad.memory_* are the host buffer pool's (tests/unit/kernels/test_pool.py)."""
 import subprocess
 import sys
 

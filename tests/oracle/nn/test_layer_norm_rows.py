@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import numgrad
-from numgrad.backend.dispatch import norm as dispatch_norm
+from numgrad.kernels.dispatch import norm as dispatch_norm
 
 
 def _rows(scale, dtype):

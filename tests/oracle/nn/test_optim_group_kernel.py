@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import numgrad
-from numgrad.backend.dispatch import optim as dispatch_optim
+from numgrad.kernels.dispatch import optim as dispatch_optim
 
 SHAPES = [(5, 7), (7,), (3, 3, 2), (1,), (40,)]
 

@@ -383,7 +383,7 @@ def test_inplace_write_that_reads_its_target_elsewhere(fusion):
 
 
 def test_pool_reuses_only_arrays_nobody_holds():
-    from numgrad.backend.cpu import pool
+    from numgrad.kernels.cpu import pool
     n = pool.MIN_BYTES // 4 + 1
     first = pool.empty(n, np.float32)
     second = pool.empty(n, np.float32)

@@ -234,7 +234,7 @@ def test_the_pending_kernel_gives_the_same_bits_wherever_its_arrays_lie(log, K, 
     last bit) depended on where malloc had put the output: gradcheck's two identical backward calls of a
     cross_entropy with probabilities differed in one of three full test runs. Here the output is placed at
     every distance before and after the leaf the gradient reads and the softmax output y."""
-    from numgrad.backend.cpu import softmax
+    from numgrad.kernels.cpu import softmax
     calls = []
     original = softmax.backward_pending
 

@@ -1,0 +1,191 @@
+"""The host arrays of conv2d and max_pool2d: im2col and col2im, the convolution's product, pooling and its
+scatter back, by the CPU's window kernels (kernels/cpu/window.py) or, for a dtype they lack, NumPy's strided
+views. nn/_conv.py builds the tensors and nodes around these; each function is one recorded call that
+numgrad.compile replays (its `prepare` writes into the trace's arrays). GPU arrays are refused before
+(dispatch.require_host)."""
+import functools
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..cpu import window
+
+
+class Geometry:
+    """Sizes of one sliding-window op over an (N, C, H, W) input."""
+
+    def __init__(self, shape, kernel, stride, padding, dilation, out_hw=None):
+        self.n, self.c, self.h, self.w = shape
+        self.kh, self.kw = kernel
+        self.sh, self.sw = stride
+        self.ph, self.pw = padding
+        self.dh, self.dw = dilation
+        self.oh, self.ow = out_hw if out_hw is not None else (
+            (self.h + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1,
+            (self.w + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1)
+        # a ceil_mode window may reach past the padding: pad that far
+        self.hp = max(self.h + 2 * self.ph, (self.oh - 1) * self.sh + self.dh * (self.kh - 1) + 1)
+        self.wp = max(self.w + 2 * self.pw, (self.ow - 1) * self.sw + self.dw * (self.kw - 1) + 1)
+
+    def key(self):
+        """The sizes as the tuple the window kernels take."""
+        return (self.n, self.c, self.h, self.w, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh,
+                self.dw, self.oh, self.ow)
+
+    def padded(self, x, fill=0.0):
+        if (self.hp, self.wp) == (self.h, self.w):
+            return x
+        out = np.full((self.n, self.c, self.hp, self.wp), fill, x.dtype)
+        out[:, :, self.ph:self.ph + self.h, self.pw:self.pw + self.w] = x
+        return out
+
+    def windows(self, xp, order):
+        """A strided view of the padded input with axes named by `order` from n, c, i, j (kernel offsets),
+        y, x (output positions)."""
+        sn, sc, sy, sx = xp.strides
+        sizes = {"n": self.n, "c": self.c, "i": self.kh, "j": self.kw, "y": self.oh, "x": self.ow}
+        steps = {"n": sn, "c": sc, "i": sy * self.dh, "j": sx * self.dw, "y": sy * self.sh, "x": sx * self.sw}
+        return as_strided(xp, tuple(sizes[a] for a in order), tuple(steps[a] for a in order), writeable=False)
+
+
+def im2col_data(x, geo):
+    """(N, C, H, W) -> (C*kh*kw, N*oh*ow): one column per output position, rows grouped by channel."""
+    if window.supports(x.dtype):
+        return window.im2col(x, geo.key())
+    cols = geo.windows(geo.padded(x), "cijnyx")
+    return cols.reshape(geo.c * geo.kh * geo.kw, geo.n * geo.oh * geo.ow)
+
+
+def col2im_data(cols, geo):
+    """The adjoint of im2col: every column entry is added back to the input position it was read from."""
+    if window.supports(cols.dtype):
+        return window.col2im(cols, geo.key())
+    out = np.zeros((geo.n, geo.c, geo.hp, geo.wp), cols.dtype)
+    blocks = cols.reshape(geo.c, geo.kh, geo.kw, geo.n, geo.oh, geo.ow)
+    for i in range(geo.kh):
+        for j in range(geo.kw):
+            y0, x0 = i * geo.dh, j * geo.dw
+            out[:, :, y0:y0 + geo.sh * (geo.oh - 1) + 1:geo.sh, x0:x0 + geo.sw * (geo.ow - 1) + 1:geo.sw] += \
+                blocks[:, i, j].transpose(1, 0, 2, 3)
+    return out[:, :, geo.ph:geo.ph + geo.h, geo.pw:geo.pw + geo.w]
+
+
+def col2im_array(cols, geo):
+    """col2im_data as a recorded call's function (numgrad.compile replays it on new values)."""
+    return _fresh(col2im_data(cols, geo))
+
+
+def _prepare_window(kernel):
+    """A replay of a recorded window function that writes into the trace's result(s) with `kernel`."""
+    def prepare(result, array, geo, *rest):
+        if not window.supports(array.dtype):
+            return None
+        outs = result if isinstance(result, tuple) else (result,)
+        return functools.partial(kernel, array, geo, *rest, *outs)
+    return prepare
+
+
+def _fresh(arr):
+    """`arr`, copied when it is a read-only view (a 1x1 kernel's columns can be one of the input): a replay
+    of a recorded call copies the new values into the array the trace got."""
+    return arr if arr.flags.writeable else np.array(arr)
+
+
+def im2col_array(x, geo):
+    """im2col_data as a recorded call's function (numgrad.compile replays it on new values)."""
+    return _fresh(im2col_data(x, geo))
+
+
+im2col_array.prepare = _prepare_window(lambda x, geo, out: window.im2col(x, geo.key(), out))
+col2im_array.prepare = _prepare_window(lambda cols, geo, out: window.col2im(cols, geo.key(), out))
+
+
+def conv_arrays(x, weight, bias, geo, groups):
+    """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
+    cols = im2col_array(x, geo)
+    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
+    result = np.empty((geo.n, weight.shape[0], geo.oh, geo.ow), weight.dtype)
+    _conv_finish(weight, bias, geo, groups, cols, product, result)
+    return result, cols
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
+def _conv_finish(weight, bias, geo, groups, cols, product, result):
+    """The product of the weight and the columns into `product`, then into `result` as NCHW with the bias."""
+    out_channels = weight.shape[0]
+    w2 = weight.reshape(out_channels, -1)
+    if groups == 1:
+        np.matmul(w2, cols, out=product)
+    else:
+        np.matmul(w2.reshape(groups, out_channels // groups, -1), cols.reshape(groups, -1, cols.shape[1]),
+                  out=product.reshape(groups, out_channels // groups, -1))
+    # (O, N, oh, ow) -> (N, O, oh, ow) in one pass, with the bias added on the way
+    out = product.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
+    if bias is None:
+        np.copyto(result, out)
+    else:
+        np.add(out, bias.reshape(1, -1, 1, 1), out=result)
+
+
+def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
+    window.im2col(x, geo.key(), cols)
+    _conv_finish(weight, bias, geo, groups, cols, product, result)
+
+
+def _prepare_conv(result, x, weight, bias, geo, groups):
+    """numgrad.compile's replay of conv_arrays: into the trace's arrays, the product's buffer kept."""
+    out, cols = result
+    if not window.supports(x.dtype):
+        return None
+    product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
+    return functools.partial(_conv_replay, x, weight, bias, geo, groups, cols, product, out)
+
+
+conv_arrays.prepare = _prepare_conv
+
+
+def unpool_array(g, idx, plane, overlapping):
+    """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it)."""
+    rows = idx.shape[0]
+    gd = g.reshape(rows, g.size // rows if rows else 0)
+    if not overlapping and window.supports(gd.dtype):
+        return window.unpool(gd, idx, plane)
+    if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
+        offsets = (np.arange(rows) * plane)[:, None]
+        return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
+    data = np.zeros((rows, plane), gd.dtype)
+    np.put_along_axis(data, idx, gd, axis=1)
+    return data
+
+
+def _prepare_unpool(result, g, idx, plane, overlapping):
+    if overlapping or not window.supports(g.dtype) or result.dtype != g.dtype:
+        return None
+    return functools.partial(window.unpool, g, idx, plane, result)
+
+
+unpool_array.prepare = _prepare_unpool
+
+
+def _lowest(dtype):
+    """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def max_pool_arrays(x, geo):
+    """Each window's maximum of (N, C, H, W) array `x` and torch's `indices`: where it came from, as a flat
+    index into the unpadded input plane."""
+    if window.supports(x.dtype):
+        return window.max_pool(x, geo.key(), _lowest(x.dtype))
+    n, c, _, w = x.shape
+    windows = geo.windows(geo.padded(x, _lowest(x.dtype)), "ncyxij").reshape(n, c, geo.oh, geo.ow, geo.kh * geo.kw)
+    pos = windows.argmax(-1)  # the first maximum, as torch picks it
+    values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
+    i, j = np.divmod(pos, geo.kw)
+    rows = np.arange(geo.oh)[:, None] * geo.sh + i * geo.dh - geo.ph
+    cols = np.arange(geo.ow)[None, :] * geo.sw + j * geo.dw - geo.pw
+    return values, (rows * w + cols).astype(np.int64)
+
+
+max_pool_arrays.prepare = _prepare_window(
+    lambda x, geo, values, indices: window.max_pool(x, geo.key(), _lowest(x.dtype), values, indices))

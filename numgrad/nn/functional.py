@@ -13,11 +13,15 @@ from ._conv import conv2d, max_pool2d
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
+from ._loss_extra import cosine_embedding_loss, ctc_loss, gaussian_nll_loss, huber_loss, kl_div, \
+    margin_ranking_loss, multi_margin_loss, poisson_nll_loss, smooth_l1_loss, triplet_margin_loss
 from ._norm import batch_norm, layer_norm
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity"]
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
+           "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
+           "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss"]
 
 
 def relu(input, inplace=False):

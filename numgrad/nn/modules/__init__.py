@@ -5,4 +5,6 @@ from .conv import Conv2d, MaxPool2d
 from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss_extra import CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, MarginRankingLoss, \
+    MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, TripletMarginLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm

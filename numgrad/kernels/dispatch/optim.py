@@ -7,6 +7,7 @@ from ..._core.shapes import check_inplace as inplace, iterator_shape as broadcas
 from ..cpu import optim as cpu_optim
 from . import contiguous
 from .lazy_cuda import cuda
+from .optim_extra import EXTRA_BODIES, EXTRA_SHAPES
 
 # Scalars arrive as Python floats (float64) and are cast once to the parameter dtype, as torch casts a
 # Scalar argument to the tensor's type; `lerp` picks torch's formula by the weight.
@@ -175,7 +176,8 @@ def _rmsprop_shapes(p, g, sq, gavg, buf, neg_lr, alpha, one_minus_alpha, eps, we
         inplace(p, g, avg)  # param.addcdiv_(grad, avg, value=-lr)
 
 
-TORCH_SHAPES = {"sgd": _sgd_shapes, "adam": _adam_shapes, "rmsprop": _rmsprop_shapes}
+BODIES.update(EXTRA_BODIES)
+TORCH_SHAPES = {"sgd": _sgd_shapes, "adam": _adam_shapes, "rmsprop": _rmsprop_shapes, **EXTRA_SHAPES}
 # how many of a kernel's parameters are arrays (the parameter, its gradient, its state); scalars follow
 N_ARRAYS = {name: next(i for i, a in enumerate(params.split(", ")) if a.startswith("neg_"))
             for name, (params, _) in BODIES.items()}

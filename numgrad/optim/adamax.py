@@ -1,0 +1,23 @@
+"""Adamax: Adam with the infinity norm of past gradients (one update kernel)."""
+from ..kernels.dispatch import optim
+from ._checks import check_options, new_step
+from .optimizer import Optimizer, count_step, zeros_like_param
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        check_options(lr, eps, weight_decay, betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    def _update(self, group, p, data, grad, state):
+        if not state:
+            state["step"] = new_step()
+            state["exp_avg"] = zeros_like_param(p)
+            state["exp_inf"] = zeros_like_param(p)
+        step = count_step(state["step"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        clr = float(group["lr"]) / (1 - beta1 ** step)
+        optim.run("adamax", data, grad, state["exp_avg"]._data, state["exp_inf"]._data, -clr, 1 - beta1, beta2,
+                  float(group["eps"]), float(group["weight_decay"]), bool(group["maximize"]))

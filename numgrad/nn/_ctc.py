@@ -128,7 +128,7 @@ def _ctc_backward(node, g):
         sample = lp[:length, b]
         with np.errstate(over="ignore", invalid="ignore"):
             grad[:length, b] = (np.exp(sample) - np.exp(lcab + nll - sample)) * gout[b]
-    out = constant(grad)
+    out = constant(dispatch.place(grad, node.saved("device")))
     return (out if node.saved("batched") else out.squeeze(1),)
 
 
@@ -150,16 +150,18 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     host = dispatch.to_host(lp._data)
     losses, saved = _ctc_arrays(host, tg if batched or tg.ndim != 1 else tg.reshape(1, -1), in_lengths, tg_lengths,
                                 blank)
-    res = new_tensor(losses, log_probs._dtype)
+    device = log_probs.device  # (computed on the host: the result and the gradient go back to the input's device)
+    res = new_tensor(dispatch.place(losses, device), log_probs._dtype)
     if log_probs.requires_grad:
         record("CtcLossBackward0", _ctc_backward, [log_probs], [res],
                {"log_probs": host, "saved": saved, "input_lengths": in_lengths, "losses": losses,
-                "zero_infinity": zero_infinity, "batched": batched})
+                "zero_infinity": zero_infinity, "batched": batched, "device": device})
     if zero_infinity:
-        res = where(res == np.inf, new_tensor(np.zeros((), losses.dtype), log_probs._dtype), res)
+        res = where(res == np.inf, new_tensor(dispatch.place(np.zeros((), losses.dtype), device), log_probs._dtype),
+                    res)
     if reduction == "mean":
-        return (res / new_tensor(np.maximum(np.asarray(tg_lengths, losses.dtype), 1), dtypes.from_numpy_dtype(
-            losses.dtype))).mean()
+        lengths = np.maximum(np.asarray(tg_lengths, losses.dtype), 1)
+        return (res / new_tensor(dispatch.place(lengths, device), dtypes.from_numpy_dtype(losses.dtype))).mean()
     if reduction == "sum":
         return res.sum()
     return res if batched else res.squeeze(0)

@@ -25,9 +25,11 @@ def _expanded(input, target):
 
 
 def _check_floating(kernel, input, target):
+    """The loss's dtype (the promoted one), which torch's kernel needs floating."""
     computed = dtypes.promote_types(input._dtype, target._dtype)
     if not computed.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{computed.word}\'')
+    return computed
 
 
 # ---- smooth L1 and Huber: torch's kernels, one node each --------------------------------------------------------
@@ -45,12 +47,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _check_floating("smooth_l1_cpu", input, target)
+    dtype = _check_floating("smooth_l1_cpu", input, target)
     with no_grad():
         z = (input - target).abs()
         loss = where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta)
     return _pointwise_loss("SmoothL1LossBackward0", [input, target], loss._data, reduction, _smooth_l1_derivatives,
-                           {"input": input, "target": target, "beta": beta})
+                           {"input": input, "target": target, "beta": beta}, dtype)
 
 
 def _huber_derivatives(node, want):
@@ -72,7 +74,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _check_floating("huber_cpu", input, target)
+    _check_floating("huber_cpu", input, target)  # (the loss keeps the input's dtype, as torch's kernel)
     with no_grad():
         z = (input - target).abs()
         loss = where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
@@ -216,6 +218,10 @@ def _check_multi_margin(input, target, weight):
                            f"Input has shape {list(input.shape)}.")
     if weight is not None and (weight.dim() > 1 or weight.numel() != classes):
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"multi_margin_loss_cpu_kernel" not implemented for \'{input._dtype.word}\'')
+    if weight is not None and weight._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
     if target.numel() and not ((target >= 0) & (target < classes)).all().item():
         raise RuntimeError("target out of range")
     return frames, classes
@@ -241,12 +247,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         x = input.detach().reshape(frames, classes)
         t = target.reshape(frames, 1)
         z = margin - x.gather(1, t) + x
-        active = (z > 0) & (creation.arange(classes).reshape(1, classes) != t)
+        active = (z > 0) & (creation.arange(classes, device=input.device).reshape(1, classes) != t)
         target_weight = None if weight is None else weight.reshape(-1)[t.reshape(-1)].reshape(frames, 1)
         terms = (z if p == 1 else z * z).masked_fill(~active, 0)
         losses = (terms if weight is None else terms * target_weight).sum(1) / classes
         scale = 1.0 / classes if weight is None else target_weight / classes
-        out = losses.mean() if reduction == "mean" else losses.sum() if reduction == "sum" else \
+        # (torch's mean of no frames is 0, not 0/0)
+        out = losses.mean() if reduction == "mean" and frames else losses.sum() if reduction != "none" else \
             losses.reshape(target.shape)
         coef = None
         if input.requires_grad:

@@ -319,3 +319,43 @@ def test_existing_logits_and_cross_entropy_options():
                                                                 reduction=reduction), X, classes)
         check(lambda lib, a, t: lib.nn.CrossEntropyLoss(label_smoothing=0.3, reduction=reduction)(a, t), X,
               target / target.sum(1, keepdims=True), grads=(0, 1))
+
+
+def test_promoted_dtypes_and_edge_shapes():
+    check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), X, Y.astype(np.float64), grads=(0, 1))
+    # huber_loss keeps the input's dtype (smooth_l1_loss promotes); with mixed dtypes torch's backward fails
+    # ("Found dtype Double but expected Float"), so only the values are compared
+    outs = [lib.nn.functional.huber_loss(lib.tensor(X), lib.tensor(Y.astype(np.float64)), reduction="none")
+            for lib in (numgrad, torch)]
+    assert str(outs[0].dtype) == str(outs[1].dtype) == "torch.float32"
+    np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6)
+    check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), np.array(0.3, np.float32), np.array(0.0, np.float32))
+    check(lambda lib, a, b: lib.nn.functional.kl_div(a, b, reduction="sum"), X, np.abs(Y).astype(np.float64))
+    check(lambda lib, a, t: lib.nn.functional.multi_margin_loss(a, t), X.astype(np.float64), CLASSES)
+    check(lambda lib, a, t: lib.nn.functional.multi_margin_loss(a, t), np.ones((0, 3), np.float32),
+          np.zeros(0, np.int64))
+    same_error(lambda lib, a, t: lib.nn.functional.multi_margin_loss(a, t), np.ones((2, 3), np.int64), CLASSES[2:],
+               exc=NotImplementedError)
+    same_error(lambda lib, a, t, w: lib.nn.functional.multi_margin_loss(a, t, weight=w), X, CLASSES,
+               np.ones(5, np.float64))
+
+
+@pytest.mark.parametrize("name,kwargs", [("smooth_l1_loss", dict(beta=0.8)), ("huber_loss", dict(delta=0.6)),
+                                         ("kl_div", dict(reduction="batchmean")),
+                                         ("poisson_nll_loss", dict(log_input=False)), ("poisson_nll_loss", dict())])
+def test_second_derivatives_match_torch(name, kwargs):
+    """create_graph through the loss, then the gradient of a weighted sum of its gradient, as torch's."""
+    results = []
+    for lib in (numgrad, torch):
+        a = lib.tensor(X.astype(np.float64), requires_grad=True)
+        b = lib.tensor(Y.astype(np.float64) * 0.5, requires_grad=True)
+        if name == "poisson_nll_loss" and not kwargs:
+            a = a.abs()  # (a rate, not its log)
+        loss = getattr(lib.nn.functional, name)(a, b.abs() if name != "kl_div" else b.exp(), **kwargs)
+        (ga,) = lib.autograd.grad(loss, a, create_graph=True)
+        ((ga * lib.tensor(arr(4, 5, seed=11).astype(np.float64))).sum() + (ga ** 2).sum()).backward()
+        results.append([ga.detach().numpy()] + [None if t.grad is None else t.grad.numpy() for t in (a, b)])
+    for ours, theirs in zip(*results):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

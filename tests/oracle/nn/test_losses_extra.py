@@ -329,7 +329,8 @@ def test_promoted_dtypes_and_edge_shapes():
             for lib in (numgrad, torch)]
     assert str(outs[0].dtype) == str(outs[1].dtype) == "torch.float32"
     np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6)
-    check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), np.array(0.3, np.float32), np.array(0.0, np.float32))
+    check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), np.array(0.3, np.float32),
+          np.array(0.0, np.float32))
     check(lambda lib, a, b: lib.nn.functional.kl_div(a, b, reduction="sum"), X, np.abs(Y).astype(np.float64))
     check(lambda lib, a, t: lib.nn.functional.multi_margin_loss(a, t), X.astype(np.float64), CLASSES)
     check(lambda lib, a, t: lib.nn.functional.multi_margin_loss(a, t), np.ones((0, 3), np.float32),

@@ -79,12 +79,15 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is not None:
         return _reduce(weight * (input - target) ** 2, reduction)
     return _pointwise_loss("MseLossBackward0", [input, target], loss, reduction, _mse_derivatives,
-                           {"input": input, "target": target})
+                           {"input": input, "target": target}, computed)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     check_reduction(reduction)
     _warn_size(input, target)
+    shape = broadcast_shapes(input.shape, target.shape)  # torch broadcasts both first: a 0-d target promotes then
+    if input.shape != target.shape:
+        input, target = input.expand(*shape), target.expand(*shape)
     loss = (input - target).abs()
     return _reduce(loss * weight if weight is not None else loss, reduction)
 

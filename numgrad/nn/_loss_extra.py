@@ -12,7 +12,7 @@ from ..node import record
 from ..ops import creation
 from ..ops.functional import where
 from ..ops.reduction import norm
-from ._common import check_reduction, new_tensor
+from ._common import check_reduction, new_tensor, wants
 from ._ctc import ctc_loss  # noqa: F401 (nn.functional's name)
 from ._loss import _pointwise_loss, _reduce, _warn_size, l1_loss
 
@@ -84,10 +84,25 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 # ---- composites of torch's Loss.cpp and functional.py -----------------------------------------------------------
 
-def _xlogy_self(t):
-    """xlogy(t, t): 0 where t is 0, with a finite gradient there."""
-    zero = t == 0
-    return where(zero, 0.0, t * where(zero, 1.0, t).log())
+def _xlogy_values(x, y):
+    """x * log(y), 0 where x is 0, NaN where y is (torch.xlogy's values)."""
+    return where(y.isnan(), y, where(x == 0, 0.0, x * y.log()))
+
+
+def _xlogy_backward(node, g):
+    x, y = node.saved("self"), node.saved("other")
+    # torch's derivatives: xlogy(grad, other) (0 where x = 0 and y <= 0) and grad * x / y
+    dx = _xlogy_values(g, y).masked_fill((x == 0) & (y <= 0), 0.0) if wants(node, 0) else None
+    return dx, g * x / y if wants(node, 1) else None
+
+
+def _xlogy(x, y):
+    """torch.xlogy for kl_div's floating tensors, one XlogyBackward0 node."""
+    with no_grad():
+        out = _xlogy_values(x, y)
+    out = new_tensor(out._data, out._dtype)
+    record("XlogyBackward0", _xlogy_backward, [x, y], [out], {"self": x, "other": y})
+    return out
 
 
 def _reduction_of(reduction, size_average, reduce):
@@ -110,7 +125,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     check_reduction("sum" if reduction == "batchmean" else reduction)
     if not input._dtype.is_floating_point or not target._dtype.is_floating_point:
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    loss = target.exp() * (target - input) if log_target else _xlogy_self(target) - target * input
+    loss = target.exp() * (target - input) if log_target else _xlogy(target, target) - target * input
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.dim() != 0 else total
@@ -252,7 +267,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         terms = (z if p == 1 else z * z).masked_fill(~active, 0)
         losses = (terms if weight is None else terms * target_weight).sum(1) / classes
         scale = 1.0 / classes if weight is None else target_weight / classes
-        # (torch's mean of no frames is 0, not 0/0)
+        # (an empty batch's mean: 0 here; torch's reads uninitialised memory)
         out = losses.mean() if reduction == "mean" and frames else losses.sum() if reduction != "none" else \
             losses.reshape(target.shape)
         coef = None

@@ -1,0 +1,68 @@
+"""The loss fuzz family: nn.functional's elementwise and margin losses on a floating variable, a target of its
+shape (another variable, a fresh tensor, now and then a broadcast or a wrong dtype), every reduction and option."""
+import numpy as np
+
+from .ops import var
+from .ops_index import _seed_rng
+from .program import Lit, Step
+
+REDUCTIONS = ("mean", "sum", "none")
+ELEMENTWISE_LOSSES = ("smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "mse_loss",
+                      "l1_loss")
+
+
+def _float_name(t):
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _target(d, env, x, positive=False):
+    """A tensor of x's shape: a variable of it (mostly), or a fresh one; now and then of a broadcast shape."""
+    shape = tuple(env[x.i].shape)
+    if d.chance(0.1) and shape:
+        shape = shape[1:]  # broadcast: torch warns, then broadcasts
+    ref = var(d, env, lambda t: tuple(t.shape) == shape and t.dtype.is_floating_point) if not positive else None
+    if ref is not None and d.chance(0.6):
+        return ref
+    dtype = _float_name(env[x.i]) if d.chance(0.9) else d.choice(("float32", "float64"))
+    values = _seed_rng(d).standard_normal(shape)
+    return Lit((np.abs(values) + 0.05 if positive else values).astype(dtype))
+
+
+def _elementwise(d, env, x):
+    name = d.choice(ELEMENTWISE_LOSSES)
+    kw = {"reduction": d.choice(REDUCTIONS + ("batchmean",) if name == "kl_div" else REDUCTIONS)}
+    if name == "smooth_l1_loss" and d.chance(0.7):
+        kw["beta"] = d.choice((0.0, 0.5, 1.0, 2.0))
+    if name == "huber_loss" and d.chance(0.7):
+        kw["delta"] = d.choice((0.3, 1.0, 2.5))
+    if name == "kl_div" and d.chance(0.5):
+        kw["log_target"] = d.choice((True, False))
+    if name == "poisson_nll_loss":
+        kw.update(log_input=d.choice((True, False)), full=d.choice((True, False)))
+    if name == "gaussian_nll_loss":
+        kw["full"] = d.choice((True, False))
+        return Step("fn", "nn.functional." + name, (x, _target(d, env, x), _target(d, env, x, positive=True)), kw)
+    return Step("fn", "nn.functional." + name, (x, _target(d, env, x, positive=name == "poisson_nll_loss")), kw)
+
+
+def _margin(d, env, x):
+    """margin_ranking (a 1-d pair with signs) or multi_margin (rows of class scores)."""
+    shape = tuple(env[x.i].shape)
+    rng = _seed_rng(d)
+    reduction = d.choice(REDUCTIONS)
+    # (not with no rows: torch's reduced loss of an empty batch reads uninitialised memory)
+    if len(shape) == 2 and shape[0] and shape[1] and d.chance(0.5):
+        classes = Lit(rng.integers(0, shape[1], shape[0]).astype(np.int64))
+        kw = {"p": d.choice((1, 2)), "margin": d.choice((0.5, 1.0, 2.0)), "reduction": reduction}
+        return Step("fn", "nn.functional.multi_margin_loss", (x, classes), kw)
+    signs = Lit(np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(_float_name(env[x.i])))
+    kw = {"margin": d.choice((0.0, 0.3)), "reduction": reduction}
+    return Step("fn", "nn.functional.margin_ranking_loss", (x, _target(d, env, x), signs), kw)
+
+
+def loss(d, env):
+    x = var(d, env, lambda t: t.dtype.is_floating_point)
+    if x is None:
+        x = var(d, env)
+        return Step("fn", "nn.functional.smooth_l1_loss", (x, x))  # an integer input: torch's error
+    return _elementwise(d, env, x) if d.chance(0.75) else _margin(d, env, x)

@@ -56,6 +56,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def _huber_derivatives(node, want):
+    x, t = node.saved("input"), node.saved("target")
+    if x._dtype is not t._dtype:  # torch's backward kernel refuses mixed dtypes (its forward keeps the input's)
+        found, expected = (t, x) if want[0] else (x, t)
+        raise RuntimeError(f"Found dtype {found._dtype.word} but expected {expected._dtype.word}")
     delta = node.saved("delta")
     dx = (node.saved("input") - node.saved("target")).clamp(-delta, delta)
     return (dx if want[0] else None, -dx if want[1] else None)

@@ -323,12 +323,21 @@ def test_existing_logits_and_cross_entropy_options():
 
 def test_promoted_dtypes_and_edge_shapes():
     check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), X, Y.astype(np.float64), grads=(0, 1))
-    # huber_loss keeps the input's dtype (smooth_l1_loss promotes); with mixed dtypes torch's backward fails
-    # ("Found dtype Double but expected Float"), so only the values are compared
+    # huber_loss keeps the input's dtype (smooth_l1_loss promotes), and its backward refuses mixed dtypes
     outs = [lib.nn.functional.huber_loss(lib.tensor(X), lib.tensor(Y.astype(np.float64)), reduction="none")
             for lib in (numgrad, torch)]
     assert str(outs[0].dtype) == str(outs[1].dtype) == "torch.float32"
     np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6)
+    for grads in ((0,), (1,), (0, 1)):
+        for dtypes in ((np.float32, np.float64), (np.float64, np.float32)):
+            messages = []
+            for lib in (numgrad, torch):
+                a = lib.tensor(X.astype(dtypes[0]), requires_grad=0 in grads)
+                b = lib.tensor(Y.astype(dtypes[1]), requires_grad=1 in grads)
+                with pytest.raises(RuntimeError) as info:
+                    lib.nn.functional.huber_loss(a, b).backward()
+                messages.append(str(info.value))
+            assert messages[0] == messages[1]
     check(lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b), np.array(0.3, np.float32),
           np.array(0.0, np.float32))
     check(lambda lib, a, b: lib.nn.functional.kl_div(a, b, reduction="sum"), X, np.abs(Y).astype(np.float64))

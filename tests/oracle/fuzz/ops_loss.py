@@ -15,15 +15,22 @@ def _float_name(t):
     return str(t.dtype).rsplit(".", 1)[-1]
 
 
-def _target(d, env, x, positive=False):
+# Losses whose formulas have no transcendental function: their targets may have another floating dtype. (Elsewhere
+# a float32 log or exp feeding a float64 result would compare torch's 1-ulp-off float32 log, not the loss.)
+MIXED_OK = ("smooth_l1_loss", "huber_loss", "mse_loss", "l1_loss", "margin_ranking_loss")
+
+
+def _target(d, env, x, positive=False, mixed=False):
     """A tensor of x's shape: a variable of it (mostly), or a fresh one; now and then of a broadcast shape."""
     shape = tuple(env[x.i].shape)
     if d.chance(0.1) and shape:
         shape = shape[1:]  # broadcast: torch warns, then broadcasts
-    ref = var(d, env, lambda t: tuple(t.shape) == shape and t.dtype.is_floating_point) if not positive else None
+    same = _float_name(env[x.i])
+    ref = var(d, env, lambda t: tuple(t.shape) == shape and t.dtype.is_floating_point and
+              (mixed or _float_name(t) == same)) if not positive else None
     if ref is not None and d.chance(0.6):
         return ref
-    dtype = _float_name(env[x.i]) if d.chance(0.9) else d.choice(("float32", "float64"))
+    dtype = same if not mixed or d.chance(0.9) else d.choice(("float32", "float64"))
     values = _seed_rng(d).standard_normal(shape)
     return Lit((np.abs(values) + 0.05 if positive else values).astype(dtype))
 
@@ -42,7 +49,8 @@ def _elementwise(d, env, x):
     if name == "gaussian_nll_loss":
         kw["full"] = d.choice((True, False))
         return Step("fn", "nn.functional." + name, (x, _target(d, env, x), _target(d, env, x, positive=True)), kw)
-    return Step("fn", "nn.functional." + name, (x, _target(d, env, x, positive=name == "poisson_nll_loss")), kw)
+    target = _target(d, env, x, positive=name == "poisson_nll_loss", mixed=name in MIXED_OK)
+    return Step("fn", "nn.functional." + name, (x, target), kw)
 
 
 def _margin(d, env, x):
@@ -57,7 +65,7 @@ def _margin(d, env, x):
         return Step("fn", "nn.functional.multi_margin_loss", (x, classes), kw)
     signs = Lit(np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(_float_name(env[x.i])))
     kw = {"margin": d.choice((0.0, 0.3)), "reduction": reduction}
-    return Step("fn", "nn.functional.margin_ranking_loss", (x, _target(d, env, x), signs), kw)
+    return Step("fn", "nn.functional.margin_ranking_loss", (x, _target(d, env, x, mixed=True), signs), kw)
 
 
 def loss(d, env):

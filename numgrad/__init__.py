@@ -11,6 +11,7 @@ from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
 from .compile import compile, explain
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .lazy import fusion, is_fusion_enabled, set_fusion

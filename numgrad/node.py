@@ -7,7 +7,8 @@ import numpy as np
 from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import op_name
-from ._core.state import STATE
+from ._core.state import ANOMALY, STATE
+from ._core.warn import user_stack
 from .kernels import dispatch, tape
 from .kernels.arrays import dtype_name
 from .tensor_base import TensorBase, wants_grad
@@ -50,6 +51,8 @@ class Node:
     def __init__(self):
         self._seq = next(_sequence)
         self._saved = {}
+        if ANOMALY.enabled:  # the forward call that made this node, named when its backward fails
+            self.metadata["traceback_"] = user_stack()
 
     def _own(self, table, factory=HookDict):
         """This node's own (mutable) copy of one of the class-level empty hook tables."""

@@ -21,3 +21,16 @@ class _ThreadState(threading.local):
 
 
 STATE = _ThreadState()
+
+
+class _AnomalyMode:
+    """torch's anomaly mode, for the whole process as torch's is (not per thread): nodes keep the traceback of
+    the forward call that made them, and backward checks each node's results for NaN."""
+
+    __slots__ = ("enabled", "check_nan")
+
+    def __init__(self):
+        self.enabled, self.check_nan = False, True
+
+
+ANOMALY = _AnomalyMode()

@@ -5,7 +5,8 @@ import numpy as np
 
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .. import lazy
-from .._core.state import STATE
+from .._core.state import ANOMALY, STATE
+from .._core.warn import warn
 from ..kernels import dispatch, tape
 from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
 from ..ops.creation import tensor
@@ -112,7 +113,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     for n in roots:
         if deps.get(n, 0) == 0:
             ready.push(n)
-    fuse = STATE.fusion and not create_graph
+    fuse = STATE.fusion and not create_graph and not ANOMALY.enabled  # anomaly mode checks node by node
     captured = {}
 
     precomputed = {}  # members of a fused region already run -> their results, sent when they pop
@@ -183,7 +184,8 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     node.release()
                 send(node, done[node])
                 continue
-            results = _apply(node, grad_list, create_graph, fuse)
+            results = _apply_checked(node, grad_list, create_graph) if ANOMALY.enabled else \
+                _apply(node, grad_list, create_graph, fuse)
             if not retain_graph:
                 node.release()
             send(node, results)
@@ -237,6 +239,26 @@ def _apply(node, grad_list, create_graph, fuse):
         tape.graph_break("a node hook runs during backward")
         for hook in list(node._post_hooks.values()):
             results = hooked_tuple(hook, results, hook(tuple(results), tuple(grad_list)))
+    return results
+
+
+def _apply_checked(node, grad_list, create_graph):
+    """_apply in anomaly mode: an error names the forward call that made the node, and a NaN result raises."""
+    try:
+        results = _apply(node, grad_list, create_graph, False)
+        if ANOMALY.check_nan:
+            for i, g in enumerate(results):
+                if g is not None and g._dtype.is_floating_point and np.isnan(dispatch.to_host(g._data)).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    except Exception:
+        trace = node.metadata.get("traceback_")
+        if trace:
+            warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                 + "".join(trace))
+        else:
+            warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                 "anomaly during forward pass for more information.")
+        raise
     return results
 
 

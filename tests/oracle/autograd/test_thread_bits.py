@@ -8,7 +8,7 @@ import pytest
 
 import numgrad
 
-SIZE = 600  # 600 x 600 elements: above threads.PARALLEL_MIN, so the kernels split over the pool's threads
+SIZE = 520  # 520 x 520 elements: above threads.PARALLEL_MIN, so the kernels split over the pool's threads
 
 
 def _inputs():

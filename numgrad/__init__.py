@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
@@ -10,6 +10,10 @@ from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_d
 from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
+from .backends._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                              get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                              set_deterministic_debug_mode, set_float32_matmul_precision,
+                              use_deterministic_algorithms)
 from .compile import compile, explain
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)

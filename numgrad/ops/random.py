@@ -1,5 +1,7 @@
 """The default generator and the random functions: manual_seed, rand, randn, randint, randperm, normal,
 multinomial and the *_like forms, each drawing from `generator=` or the default generator."""
+import contextlib
+
 import numpy as np
 
 from .._core import dtypes
@@ -28,6 +30,19 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """Restores the default generator's state when the block ends (GPU draws come from it too in numgrad)."""
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)
 
 
 def generator():

@@ -112,3 +112,16 @@ def test_multinomial_frequencies_follow_the_weights():
 def test_cuda_seeding_accepts_a_seed_as_torch_does():
     for lib in (numgrad, torch):
         assert lib.cuda.manual_seed(3) is None and lib.cuda.manual_seed_all(3) is None
+
+
+def test_fork_rng_restores_the_default_generator():
+    for lib in (numgrad, torch):
+        lib.manual_seed(4)
+        with lib.random.fork_rng():
+            inside = lib.rand(3)
+        assert lib.equal(inside, lib.rand(3))
+        with lib.random.fork_rng(enabled=False):
+            lib.rand(3)
+        lib.manual_seed(4)
+        lib.rand(3)
+        assert not lib.equal(inside, lib.rand(3))

@@ -138,7 +138,8 @@ class DataLoader:
                 multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
             if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
                 raise TypeError("multiprocessing_context option should be a valid context object or a string "
-                                f"specifying the start method, but got multiprocessing_context={multiprocessing_context}")
+                                "specifying the start method, but got "
+                                f"multiprocessing_context={multiprocessing_context}")
         self.__multiprocessing_context = multiprocessing_context
 
     def __setattr__(self, attr, val):

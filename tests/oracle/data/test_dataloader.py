@@ -188,5 +188,6 @@ def test_module_paths():
     assert DataLoader is ndata.DataLoader and get_worker_info() is None and default_collate is ndata.default_collate
     assert Dataset is ndata.Dataset and TensorDataset and RandomSampler and Sampler
     assert numgrad.utils.data.DataLoader is DataLoader
+    assert DataLoader[int] is not None and ndata.Sampler[int] is not None  # subscriptable in annotations
     assert sorted(ndata.__all__) == sorted(n for n in tdata.__all__ if n in dir(ndata))
     assert structure(ndata.default_collate([1])) == structure(tdata.default_collate([1]))

@@ -57,6 +57,18 @@ class FailingKey(_Base):
         raise KeyError("missing")
 
 
+class TwoArgumentError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(f"{code}: {detail}")
+
+
+class FailingOddly(_Base):
+    """Raises an exception that cannot be rebuilt from a message alone."""
+
+    def __getitem__(self, i):
+        raise TwoArgumentError(7, "odd")
+
+
 class Who(_Base):
     """Sample i: the worker's pid, id, seed, and a value of each of numgrad's / NumPy's random streams."""
 
@@ -106,7 +118,8 @@ class Heavy(_Base):
         return (x * 2 + 1).sum()
 
 
-KINDS = {"Rows": (Rows, "map"), "Failing": (Failing, "map"), "FailingKey": (FailingKey, "map"), "Who": (Who, "map"),
+KINDS = {"Rows": (Rows, "map"), "Failing": (Failing, "map"), "FailingKey": (FailingKey, "map"),
+         "FailingOddly": (FailingOddly, "map"), "Who": (Who, "map"),
          "Sharded": (Sharded, "iterable"), "Copies": (Copies, "iterable"), "Slow": (Slow, "map"),
          "Dying": (Dying, "map"), "Heavy": (Heavy, "map")}
 

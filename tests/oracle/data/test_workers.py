@@ -109,6 +109,15 @@ def test_worker_key_error_and_init_fn_error():
     assert m1.splitlines()[0] == m2.splitlines()[0] == "Caught ZeroDivisionError in DataLoader worker process 0."
 
 
+def test_an_exception_that_needs_other_arguments_comes_back_as_runtime_error():
+    with deadline():
+        ours, theirs = both("FailingOddly", 2, num_workers=1)
+        (t1, m1), (t2, m2) = error_of(ours), error_of(theirs)
+    assert t1 is t2 is RuntimeError
+    assert m1.splitlines()[0] == m2.splitlines()[0] == "Caught TwoArgumentError in DataLoader worker process 0."
+    assert m1.splitlines()[-1] == m2.splitlines()[-1]
+
+
 def test_persistent_workers_keep_their_processes_across_epochs():
     with deadline():
         loader = ndata.DataLoader(wd.make("Who", "numgrad", 4), batch_size=None, num_workers=2,
@@ -158,11 +167,18 @@ def test_numgrad_thread_pool_in_forked_workers():
     assert got == expected
 
 
-@pytest.mark.parametrize("method", ["spawn", "forkserver"])
-def test_other_start_methods(method):
-    if method not in multiprocessing.get_all_start_methods():
-        pytest.skip(f"{method} is not available on this platform")
+def test_spawned_workers_get_the_dataset_pickled():
+    """A TensorDataset's numgrad tensors travel to a spawned worker (no fork: pickled) and back."""
+    def loader(lib, data, **kw):
+        return data.DataLoader(data.TensorDataset(lib.arange(12.0).reshape(6, 2), lib.arange(6)), batch_size=4, **kw)
     with deadline(60):
+        assert epoch(loader(numgrad, ndata, num_workers=1, multiprocessing_context="spawn")) == \
+            epoch(loader(torch, tdata))
+
+
+def test_forkserver_workers():
+    with deadline(60):
+        ctx = multiprocessing.get_context("forkserver")
         loader = ndata.DataLoader(wd.make("Rows", "numgrad", 5), batch_size=2, num_workers=1,
-                                  multiprocessing_context=method)
+                                  multiprocessing_context=ctx)
         assert epoch(loader) == epoch(tdata.DataLoader(wd.make("Rows", "torch", 5), batch_size=2))

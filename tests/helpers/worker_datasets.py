@@ -70,13 +70,14 @@ class FailingOddly(_Base):
 
 
 class Who(_Base):
-    """Sample i: the worker's pid, id, seed, and a value of each of numgrad's / NumPy's random streams."""
+    """Sample i: the worker's pid, id, number of workers, seed, a value of each of numgrad's / NumPy's random
+    streams, the worker_init_fn's mark, and the library's initial_seed() (torch's recipe seeds from it)."""
 
     def __getitem__(self, i):
         info = data_module(self.lib_name).get_worker_info()
         lib = self.lib()
         return (os.getpid(), info.id, info.num_workers, info.seed, float(lib.rand(1)), float(np.random.rand()),
-                getattr(info.dataset, "marker", None))
+                getattr(info.dataset, "marker", None), lib.initial_seed())
 
 
 class Sharded(_Base):

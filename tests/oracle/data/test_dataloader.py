@@ -150,6 +150,10 @@ def test_iterable_dataset_option_errors(kw):
     assert run(numgrad, ndata) == run(torch, tdata) is not None
 
 
+def test_a_timeout_needs_workers():
+    same(lambda lib, data: iter(data.DataLoader(tensor_dataset(lib), timeout=1)))
+
+
 def test_attributes_cannot_be_reset():
     same(lambda lib, data: setattr(data.DataLoader(tensor_dataset(lib)), "batch_size", 3))
     for lib, data in MODULES.items():

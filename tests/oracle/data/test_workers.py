@@ -78,8 +78,9 @@ def test_worker_info_init_fn_and_seeds():
     pids = {r[1]: r[0] for r in rows}
     assert len(set(pids.values())) == 2 and numgrad.utils.data.get_worker_info() is None
     assert rows[1][3] == rows[0][3] + 1  # seed = base seed + worker id
+    assert all(r[7] == r[3] for r in rows)  # the worker's default generator was seeded with it
     assert rows[0][4] != rows[1][4] and rows[0][5] != rows[1][5]  # numgrad's and NumPy's streams differ per worker
-    assert [r[3:6] for r in rows] == [r[3:6] for r in replay]  # and follow the loader's generator
+    assert [r[3:] for r in rows] == [r[3:] for r in replay]  # and follow the loader's generator
 
 
 def test_numpy_seed_of_a_worker_is_torchs():

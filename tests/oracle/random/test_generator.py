@@ -1,5 +1,8 @@
 """numgrad.Generator and `generator=` against torch: seeding, state round trips, independence of streams, the
 dtypes and shapes of draws, multinomial's distribution and errors. Values differ (another algorithm)."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -125,3 +128,12 @@ def test_fork_rng_restores_the_default_generator():
         lib.manual_seed(4)
         lib.rand(3)
         assert not lib.equal(inside, lib.rand(3))
+
+
+def test_a_generator_pickles_and_copies_with_its_state():
+    for lib in (numgrad, torch):
+        g = lib.Generator().manual_seed(3)
+        lib.rand(5, generator=g)
+        for h in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+            assert h.initial_seed() == 3
+            assert lib.equal(lib.rand(4, generator=h), lib.rand(4, generator=copy.deepcopy(g)))

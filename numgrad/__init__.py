@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import accelerator, autograd, backends, cuda, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, distributed, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
@@ -34,6 +34,7 @@ from .tensor import Tensor
 from .utils import dlpack
 from .utils.dlpack import from_dlpack, to_dlpack
 from .kernels.cpu import host_memory as _host_memory, pool as _pool
+from .kernels.dispatch import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 

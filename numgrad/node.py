@@ -130,6 +130,13 @@ class AccumulateGrad(Node):
             raise RuntimeError("leaf variable has been moved into the graph interior")
         if self.variable._requires_grad:  # torch's AccumulateGrad drops the gradient of a leaf no longer requiring it
             accumulate_into_grad(self.variable, grads[0])
+            hooks = self.variable.__dict__.get("_post_accumulate_grad_hooks")
+            if hooks:
+                tape.graph_break("a post-accumulate-grad hook runs during backward")
+                for hook in list(hooks.values()):
+                    result = hook(self.variable)
+                    if result is not None and not isinstance(result, TensorBase):
+                        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
         return []
 
 

@@ -302,6 +302,15 @@ class TensorBase:
             hooks = self._hooks
         return add_hook(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's gradient into `.grad`."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_accumulate_grad_hooks", HookDict())
+        return add_hook(hooks, hook)
+
     def detach(self):
         t = TensorBase._make(self._data, self._dtype)
         t._vc, t._is_inference = self._vc, self._is_inference  # detach shares the version counter

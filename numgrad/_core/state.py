@@ -19,6 +19,7 @@ class _ThreadState(threading.local):
         self.saved_tensor_hooks = []  # (pack, unpack) pairs, innermost last
         self.in_place = False  # an in-place op is computing its result (it may record an integer one)
         self.recorder = None  # numgrad.compile's recorder while it traces a call in this thread (kernels/tape.py)
+        self.backward_callbacks = None  # inside backward: what queue_callback asked to run once it ends
         self.riders = None  # inside backward (fusion on): pending leaf gradients a row kernel may compute (lazy.py)
 
 

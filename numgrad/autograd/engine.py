@@ -136,6 +136,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
 
     prev, STATE.grad_enabled = STATE.grad_enabled, create_graph  # inside backward, grad mode is create_graph
     prev_riders, STATE.riders = STATE.riders, [] if fuse else None
+    outermost = STATE.backward_callbacks is None
+    if outermost:
+        STATE.backward_callbacks = []
     try:
         while ready:
             node = ready.pop()
@@ -186,9 +189,23 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             send(node, results)
         if STATE.riders:
             lazy.compute_riders(STATE.riders)
+        STATE.grad_enabled = prev
+        callbacks = STATE.backward_callbacks if outermost else ()
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
     finally:
         STATE.grad_enabled, STATE.riders = prev, prev_riders
+        if outermost:
+            STATE.backward_callbacks = None
     return captured
+
+
+def queue_callback(callback):
+    """Runs `callback()` once the backward pass now running ends (torch's engine.queue_callback; DDP waits
+    for its gradient all-reduces there)."""
+    if STATE.backward_callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    STATE.backward_callbacks.append(callback)
 
 
 def _check_differentiable_edge(node, i, g):

@@ -13,6 +13,7 @@ from ..cpu import checksum as cpu_checksum
 from ..cpu import kernels as cpu_kernels
 from ..cpu import pool as cpu_pool
 from ..cpu import softmax as cpu_softmax
+from ..cpu import threads as cpu_threads
 from ..cuda import runtime as cuda_runtime
 from .. import tape
 from .lazy_cuda import cuda
@@ -517,3 +518,13 @@ _host_matmul.prepare = lambda result, a, b, out=None: functools.partial(np.matmu
 def add_into(out, a, b):
     """out = a + b by NumPy's ufunc (a GPU array's own kernel), `out` an array of the result's shape."""
     tape.call(np.add, a, b, out=out)
+
+
+def get_num_threads():
+    """The threads the CPU kernels split their work over (torch.get_num_threads)."""
+    return cpu_threads.count()
+
+
+def set_num_threads(n):
+    """The CPU kernels split their work over `n` threads from now on (torch.set_num_threads)."""
+    cpu_threads.set_count(n)

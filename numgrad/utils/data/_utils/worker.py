@@ -9,6 +9,7 @@ import traceback
 
 import numpy as np
 
+from ....kernels import dispatch
 from ....ops.random import manual_seed
 from .fetch import _DatasetKind
 
@@ -135,6 +136,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     ExceptionWrapper) on data_queue, until None arrives or the parent is gone."""
     global _worker_info
     try:
+        dispatch.set_num_threads(1)  # as torch's workers: N workers beside the main process, not N * cores threads
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_exception = None

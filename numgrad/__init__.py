@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, distributed, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, distributed, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
@@ -10,6 +10,10 @@ from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_d
 from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
+from .backends._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                              get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                              set_deterministic_debug_mode, set_float32_matmul_precision,
+                              use_deterministic_algorithms)
 from .compile import compile, explain
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -22,7 +26,9 @@ from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowin
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
-from .ops.random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
+from .ops.generator import Generator
+from .ops.random import (default_generator, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand,
+                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state)
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor

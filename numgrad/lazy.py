@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from ._core.state import STATE
+from ._core.state import NEW_THREADS, STATE
 from .kernels import dispatch, lower, tape
 from .kernels.dispatch import fused
 
@@ -37,8 +37,9 @@ KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dty
 
 def set_fusion(enabled):
     """Turns fusion (deferred elementwise ops, fused kernels forward and backward) on or off in this
-    thread; returns the previous setting."""
-    previous, STATE.fusion = STATE.fusion, bool(enabled)
+    thread and in the threads that start using numgrad after it; returns this thread's previous setting."""
+    previous = STATE.fusion
+    STATE.fusion = NEW_THREADS["fusion"] = bool(enabled)
     return previous
 
 
@@ -48,12 +49,12 @@ def is_fusion_enabled():
 
 @contextlib.contextmanager
 def fusion(enabled=True):
-    """with numgrad.fusion(False): ... runs the block with fusion off (or on)."""
-    previous = set_fusion(enabled)
+    """with numgrad.fusion(False): ... runs the block with fusion off (or on), in this thread only."""
+    previous, STATE.fusion = STATE.fusion, bool(enabled)
     try:
         yield
     finally:
-        set_fusion(previous)
+        STATE.fusion = previous
 
 
 def root(arr):

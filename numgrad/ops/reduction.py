@@ -396,7 +396,9 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         _check_empty_norm(t, p, dim, axes)
     with no_grad():
         x = t.abs()
-        if p == float("inf"):
+        # each result of one element: torch's norm is that element's abs for every order but 0, so neither
+        # its square nor its power overflows ([1e30].norm() is 1e30, [1e30, 1e30].norm() inf in float32)
+        if p == float("inf") or (p != 0 and math.prod(t._shape[a] for a in axes) == 1):
             out = amax(x, axes, keepdim)
         elif p == float("-inf"):
             out = amin(x, axes, keepdim)

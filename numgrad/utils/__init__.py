@@ -1,1 +1,2 @@
-"""torch.utils's counterpart: utils.dlpack (the DLPack exchange)."""
+"""torch.utils's counterpart: utils.data (datasets and the DataLoader) and utils.dlpack (the DLPack exchange)."""
+from . import data, dlpack

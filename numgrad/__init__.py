@@ -34,6 +34,7 @@ from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack
 from .utils.dlpack import from_dlpack, to_dlpack
+from . import profiler, viz  # after the tensor layer they draw and time
 from .kernels.cpu import host_memory as _host_memory, pool as _pool
 from .kernels.dispatch import get_num_threads, set_num_threads
 

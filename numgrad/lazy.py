@@ -351,6 +351,7 @@ def value_of(program, e):
         else:
             mapping.append(input_read(program, entry, nm, a, compute_name))
     var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
+    program.ops.append(entry.name)
     return var
 
 

@@ -176,7 +176,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             region = _fused_region(node, grad_list, deps, needed, targets)\
                 if fuse and node.__class__.__base__ is ElementwiseBackward else None
             if region is not None:
-                done = fused_backward.run(region, grad_list[0], buffers.slots)
+                done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
+                    tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",
+                                        "backward", fused_backward.run, region, grad_list[0], buffers.slots)
                 for member in region:
                     if member is not node:
                         precomputed[member] = done[member]
@@ -184,8 +186,13 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     node.release()
                 send(node, done[node])
                 continue
-            results = _apply_checked(node, grad_list, create_graph) if ANOMALY.enabled else \
-                _apply(node, grad_list, create_graph, fuse)
+            if tape.profiler is not None:
+                results = tape.profiler.timed(f"autograd::engine::evaluate_function: {node.name()}", "backward",
+                                              _apply_checked if ANOMALY.enabled else _apply, node, grad_list,
+                                              create_graph, *(() if ANOMALY.enabled else (fuse,)))
+            else:
+                results = _apply_checked(node, grad_list, create_graph) if ANOMALY.enabled else \
+                    _apply(node, grad_list, create_graph, fuse)
             if not retain_graph:
                 node.release()
             send(node, results)

@@ -111,6 +111,7 @@ def run(nodes, g, buffers):
         mapping = tuple(mapping)
         # one var per target: the expressions' steps, then the passed-through gradient; zeros after them
         contributions = [program.step(expr, mapping, compute, compute) for _, expr in plan.exprs]
+        program.ops.append(node.name())
         if plan.passed:
             contributions += [gvar] * len(plan.passed)
         meta, edges = node.meta, node.next_functions

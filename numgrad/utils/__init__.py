@@ -1,2 +1,3 @@
-"""torch.utils's counterpart: utils.data (datasets and the DataLoader) and utils.dlpack (the DLPack exchange)."""
-from . import data, dlpack
+"""torch.utils's counterpart: utils.data (datasets and the DataLoader), utils.dlpack (the DLPack exchange) and
+utils.checkpoint (activation checkpointing)."""
+from . import checkpoint, data, dlpack

@@ -22,19 +22,16 @@ class CheckpointError(RuntimeError):
 
 
 def _rng_state():
-    return random.generator().bit_generator.state
+    return random.get_rng_state()
 
 
 def _run_with_rng(state, fn, *args, **kwargs):
     """fn(...) drawing from the random state `state` (None: as it is), leaving the caller's state as it was."""
     if state is None:
         return fn(*args, **kwargs)
-    saved, gen = _rng_state(), random.generator()
-    gen.bit_generator.state = state
-    try:
+    with random.fork_rng():
+        random.set_rng_state(state)
         return fn(*args, **kwargs)
-    finally:
-        gen.bit_generator.state = saved
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default", debug=False,

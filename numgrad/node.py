@@ -315,6 +315,8 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     `backward_fn(node, *grads)` returns one gradient (or None) per input; `saved` values and the
     outputs named in `saved_outputs` ({name: index}) are available as node.saved(name). Only an
     in-place op (`inplace`) may record an integer or bool output, as torch's rebase_history does."""
+    if STATE.forward_ad is not None:  # forward AD: the outputs' tangents, whether or not a node is recorded
+        STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
     if not STATE.grad_enabled or not needs_grad(*inputs):  # (the first test spares backward's ops a call)
         return None
     if not inplace:

@@ -52,6 +52,7 @@ class TensorBase:
     # a float view made in no_grad mode (or a view of one): the version of its memory when it was made; torch's
     # CreationMeta::NO_GRAD_MODE, whose in-place writes and rebased reads in grad mode it refuses
     _no_grad_view = None
+    _fw_grad = None  # the tangent of forward AD's active level (autograd/forward_ad.py), set only while it lasts
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -1,9 +1,9 @@
 """Autograd: nodes, the backward engine, custom Functions, grad modes, hooks and the functional API."""
-from . import graph
+from . import forward_ad, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .functional import backward, grad
 from .._core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                set_grad_enabled)
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "backward", "grad", "graph", "no_grad", "enable_grad",
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "backward", "grad", "graph", "forward_ad", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled"]

@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, nn, optim, utils
+from . import autograd, cuda, func, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device

@@ -4,6 +4,7 @@ import typing
 import weakref
 
 from .._core.state import STATE
+from ..node import SavedTensor
 from ..tensor_base import TensorBase
 from . import jvp_rules
 
@@ -37,6 +38,11 @@ class _Level:
     def give(self, t, tangent):
         t._fw_grad = tangent
         self.duals.append(weakref.ref(t))
+        node = t._grad_fn
+        if node is not None:  # the node may keep t as a saved output, rebuilt in backward: with this tangent
+            for saved in node._saved.values():
+                if saved.__class__ is SavedTensor and saved.is_output and saved.output_nr == t._output_nr:
+                    saved.tangent = (self, tangent)
 
     def elementwise(self, entry, args, result):
         if not result._dtype.is_floating_point:

@@ -5,7 +5,7 @@ from ..ops.elementwise import EXPRESSION_FUNCS, _derivative
 from ..spec.table import NOT_IMPLEMENTED
 from ..tensor_base import TensorBase
 from .._core.grad_mode import enable_grad
-from . import functional
+from . import gradients
 
 # torch's refusal for an op it declares not differentiable, and for one whose formula it lacks
 NOT_DIFFERENTIABLE = "Trying to use forward AD with aten::{} that does not support it."
@@ -163,7 +163,7 @@ def _by_double_backward(name, backward_fn, inputs, outputs, saved, saved_outputs
     if not pairs or not used:
         return [creation.zeros_like(o) if o._dtype.is_floating_point else None for o in outputs]
     differentiable = any(t.requires_grad for _, t in pairs) or any(x is not None and x.requires_grad for x in inputs)
-    found = iter(functional.grad([g for g, _ in pairs], used, [t for _, t in pairs], create_graph=differentiable,
+    found = iter(gradients.grad([g for g, _ in pairs], used, [t for _, t in pairs], create_graph=differentiable,
                                  allow_unused=True, materialize_grads=True))
     return [fitted(next(found), o) if s is not None else None for s, o in zip(seeds, outputs)]
 

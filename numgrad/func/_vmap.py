@@ -1,0 +1,108 @@
+"""torch.func.vmap, as a loop over the mapped dimension: each sample runs `func` unbatched and the results are
+stacked. numgrad has no batching rules yet (no per-op dispatch to hang them on), so this loop is the fallback torch
+documents for ops without one, used for every op: values and gradients are exact, only the speed differs."""
+import copy
+import functools
+
+from ..ops import random as random_ops
+from ..ops import join
+from ..tensor_base import TensorBase
+from ._pytree import broadcast_prefix, flatten, unflatten
+
+RANDOMNESS = ("error", "different", "same")
+RANDOM_IN_VMAP = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+class _RefusingGenerator:
+    """Stands for the global generator while vmap(randomness='error') runs: any draw raises torch's error."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(RANDOM_IN_VMAP)
+
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _sample(x, dim, i):
+    return x[(slice(None),) * dim + (i,)]
+
+
+def _check_in_dims(func, in_dims, args):
+    where = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+        raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                         "trying to vmap over a function with no inputs. The latter is unsupported.")
+    leaves, spec = flatten(args)
+    dims = broadcast_prefix(in_dims if isinstance(in_dims, tuple) else in_dims, args)
+    if dims is None:
+        raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`.")
+    for leaf, d in zip(leaves, dims):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(f"{where}: Got in_dim={d} for an input but in_dim must be either an integer dimension or "
+                             "None.")
+        if not isinstance(leaf, TensorBase):
+            raise ValueError(f"{where}: Got in_dim={d} for an input but the input is of type {type(leaf)}. We cannot "
+                             "vmap over non-Tensor arguments, please use None as the respective in_dim")
+        n = leaf.dim()
+        if not -n <= d < n:
+            raise ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor of dimensionality "
+                             f"{n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+    mapped = [(leaf, d % leaf.dim()) if d is not None else (leaf, None) for leaf, d in zip(leaves, dims)]
+    sizes = [leaf.shape[d] for leaf, d in mapped if d is not None]
+    if not sizes:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
+                         "Tensor with a mapped dimension (in_dim not None)")
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes {sizes} "
+                         "for the mapped dimension")
+    return mapped, spec, sizes[0]
+
+
+def _stacked(func, results, out_dims):
+    first, spec = flatten(results[0])
+    columns = [flatten(r)[0] for r in results]
+    dims = broadcast_prefix(out_dims, results[0])
+    if dims is None:
+        raise ValueError(f"vmap({_name(func)}, ...): out_dims is not compatible with the structure of `outputs`.")
+    out = []
+    for j, (leaf, d) in enumerate(zip(first, dims)):
+        if d is None:
+            out.append(leaf)
+            continue
+        if not isinstance(leaf, TensorBase):
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                             f"{type(leaf)}. Did you mean to set out_dims= to None for output?")
+        out.append(join.stack([c[j] for c in columns], d))
+    return unflatten(out, spec)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    if randomness not in RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        mapped, spec, size = _check_in_dims(func, in_dims, args)
+        generators = random_ops._generator
+        start = generators[0]
+        results = []
+        try:
+            for i in range(size):
+                if randomness == "error":
+                    generators[0] = _RefusingGenerator()
+                elif randomness == "same":  # every sample draws what the first one does
+                    generators[0] = copy.deepcopy(start)
+                sample = [_sample(leaf, d, i) if d is not None else leaf for leaf, d in mapped]
+                results.append(func(*unflatten(sample, spec), **kwargs))
+        finally:
+            if randomness != "different":
+                generators[0] = generators[0] if randomness == "same" and results else start
+        return _stacked(func, results, out_dims)
+    return wrapped

@@ -218,8 +218,9 @@ def _forward_jacobian(func, inputs, strict, vectorize):
                 columns.append((j, [t if t is not None else creation.zeros_like(p) for p, t in unpacked]))
     if outputs is None:
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jacobian")
-    jac = tuple(tuple(_columns_joined([c[i] for j2, c in columns if j2 == j], out, x) for j, x in enumerate(inputs))
-                for i, out in enumerate(outputs))
+    # (lists, as torch's forward-mode result)
+    jac = [[_columns_joined([c[i] for j2, c in columns if j2 == j], out, x) for j, x in enumerate(inputs)]
+           for i, out in enumerate(outputs)]
     return _unpacked(jac, (is_outputs_tuple, is_inputs_tuple))
 
 

@@ -390,7 +390,8 @@ class TensorBase:
         return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
                                        grad_fn=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
-                                       default_dtype=dtypes.get_default_dtype().name)
+                                       default_dtype=dtypes.get_default_dtype().name,
+                                       tangent=repr(self._fw_grad) if self._fw_grad is not None else None)
 
     __str__ = __repr__
 

@@ -220,6 +220,8 @@ def _in_level_cases(lib, fw):
         "unpack fields": lambda: fw.unpack_dual(fw.make_dual(x, t))._fields,
         "tangent of integer result": lambda: fw.unpack_dual(fw.make_dual(x, t).argmax()).tangent,
         "detach drops tangent": lambda: fw.unpack_dual(fw.make_dual(x, t).detach()).tangent,
+        "repr": lambda: repr(fw.make_dual(x.detach(), t) * 2),
+        "repr wide": lambda: repr(fw.make_dual(lib.arange(30.).reshape(3, 10), lib.ones(3, 10))),
         "primal has no tangent": lambda: fw.unpack_dual(fw.unpack_dual(fw.make_dual(x, t)).primal).tangent,
     }
 

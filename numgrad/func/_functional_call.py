@@ -1,4 +1,6 @@
-"""torch.func.functional_call: a module run with given tensors in place of its parameters and buffers."""
+"""torch.func.functional_call (a module run with given tensors in place of its parameters and buffers) and
+stack_module_state (the stacked parameters of an ensemble, for vmap)."""
+from ..ops import join
 from ..tensor_base import TensorBase
 
 
@@ -72,3 +74,27 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+def _stacked_leaf(tensors, name):
+    flags = {t.requires_grad for t in tensors}
+    if len(flags) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = join.stack(list(tensors))
+    return result.detach().requires_grad_() if flags == {True} else result
+
+
+def stack_module_state(models):
+    """(params, buffers): each model's parameters and buffers stacked along a new first dimension, by name; the
+    stacked parameters are new leaves (optimizable, unrelated to the models' own)."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers

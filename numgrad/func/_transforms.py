@@ -1,4 +1,4 @@
-"""torch.func's grad, grad_and_value, vjp, jvp, jacrev, jacfwd and hessian, on autograd.grad and forward AD."""
+"""torch.func's grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd and hessian, on autograd.grad and forward AD."""
 import functools
 import math
 
@@ -171,6 +171,29 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         primal_out, tangent_out = [p.detach() for p in primal_out], [t.detach() for t in tangent_out]
     result = (unflatten(primal_out, out_spec), unflatten(tangent_out, out_spec))
     return result + (aux,) if has_aux else result
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the jvp at `primals` (recomputed per call: numgrad keeps no
+    linearized graph, so each call costs one forward in forward mode)."""
+    output = func(*primals)
+    out_leaves, out_spec = flatten(output)
+    shown = unflatten([o.detach() for o in out_leaves], out_spec)
+
+    def jvp_fn(*tangents):
+        p_leaves, t_leaves = flatten(primals)[0], flatten(tangents)[0]
+        if len(t_leaves) != len(p_leaves):
+            raise RuntimeError(f"Expected the tangents {flatten(tangents)[1]} to have the same argspec as the primals "
+                               f"{flatten(primals)[1]}")
+        for i, (p, tg) in enumerate(zip(p_leaves, t_leaves)):
+            if tg.shape != p.shape:
+                raise RuntimeError(f"tangent:{i} with shape {tg.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")
+            if tg.dtype != p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {tg.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+        return jvp(func, tuple(primals), tuple(tangents))[1]
+    return shown, jvp_fn
 
 
 def _numel(t):

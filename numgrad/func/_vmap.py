@@ -1,12 +1,16 @@
-"""torch.func.vmap, as a loop over the mapped dimension: each sample runs `func` unbatched and the results are
-stacked. numgrad has no batching rules yet (no per-op dispatch to hang them on), so this loop is the fallback torch
-documents for ops without one, used for every op: values and gradients are exact, only the speed differs."""
+"""torch.func.vmap: `func` runs once on the whole batch through the batching rules of _batched.py (elementwise ops,
+reductions, softmax, matmul, shape ops, as Tensor methods and operators); a function using anything without a rule
+(numgrad's functions, modules, indexing, grad transforms, Python control flow on values) runs instead once per
+sample, the results stacked: the fallback torch documents for ops without a batching rule. Either way the values
+and gradients are the loop's."""
 import copy
 import functools
 
 from ..ops import random as random_ops
+from .._core.shapes import wrap_dim
 from ..ops import join
 from ..tensor_base import TensorBase
+from ._batched import BatchedTensor, NoRule
 from ._pytree import broadcast_prefix, flatten, unflatten
 
 RANDOMNESS = ("error", "different", "same")
@@ -83,6 +87,39 @@ def _stacked(func, results, out_dims):
     return unflatten(out, spec)
 
 
+def _moved_to_front(x, dim):
+    return x if dim == 0 else x.permute(dim, *(d for d in range(x.dim()) if d != dim))
+
+
+def _batched_call(func, mapped, spec, size, kwargs, out_dims):
+    """func called once on BatchedTensors; raises NoRule (or the error a sample would raise) where it cannot."""
+    args = [BatchedTensor(_moved_to_front(leaf, d)) if d is not None else leaf for leaf, d in mapped]
+    output = func(*unflatten(args, spec), **kwargs)
+    leaves, out_spec = flatten(output)
+    dims = broadcast_prefix(out_dims, output)
+    if dims is None:
+        raise NoRule("out_dims")
+    results = []
+    for leaf, d in zip(leaves, dims):
+        if d is None:
+            if isinstance(leaf, BatchedTensor):
+                raise NoRule("a batched output with out_dim None")
+            results.append(leaf)
+            continue
+        if isinstance(leaf, BatchedTensor):
+            value = leaf.value
+        elif isinstance(leaf, TensorBase):  # independent of the mapped inputs: the same for every sample
+            value = join.stack([leaf] * size)
+        else:
+            raise NoRule("a non-tensor output")
+        n = value.dim() - 1
+        d = wrap_dim(d, n + 1)
+        order = list(range(1, n + 1))
+        order.insert(d, 0)
+        results.append(value.permute(*order) if d else value)
+    return unflatten(results, out_spec)
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if randomness not in RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
@@ -92,6 +129,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         mapped, spec, size = _check_in_dims(func, in_dims, args)
         generators = random_ops._generator
         start = generators[0]
+        if randomness != "same":  # 'different': one draw would be shared by the batch, random ops take the loop
+            generators[0] = _RefusingGenerator()
+        try:  # ('same' shares one draw across the batch, as the loop does)
+            return _batched_call(func, mapped, spec, size, kwargs, out_dims)
+        except Exception:  # noqa: BLE001 - no batching rule, or an error the loop below raises again for a sample
+            pass
+        finally:
+            generators[0] = start
         results = []
         try:
             for i in range(size):

@@ -370,3 +370,80 @@ STACK_ERRORS = {
 @pytest.mark.parametrize("case", sorted(STACK_ERRORS))
 def test_stack_module_state_errors_match_torch(case):
     same_outcome(STACK_ERRORS[case])
+
+
+# ---- vmap's batching rules: one call of the function for the whole batch ----------------------------------
+
+def _matmul_cases():
+    cases = {}
+    shapes = {1: (4,), 2: (3, 4), 3: (2, 3, 4)}
+    right = {1: (4,), 2: (4, 5), 3: (2, 4, 5)}
+    for la in (1, 2, 3):
+        for lb in (1, 2, 3):
+            for mapped in ((0, 0), (0, None), (None, 0)):
+                sa = ((6,) if mapped[0] == 0 else ()) + shapes[la]
+                sb = ((6,) if mapped[1] == 0 else ()) + right[lb]
+                cases[f"matmul_{la}d_{lb}d_{mapped}"] = (lambda L, a, b: a @ b, [sa, sb], mapped)
+    return cases
+
+
+BATCHED = {
+    "elementwise_broadcast": (lambda L, a, b: a.sin() * 2 + b, [(6, 3, 4), (4,)], (0, None)),
+    "ranks_differ": (lambda L, a, b: a * b - a / (b.exp() + 1), [(6, 3, 4), (6, 4)], 0),
+    "unbatched_wider": (lambda L, a, w: a * w + w, [(6, 4), (3, 4)], (0, None)),
+    "reflected": (lambda L, a, w: (2 - a) * (1 / (a.abs() + 1)) + w * a + 2 ** a, [(6, 3), (3,)], (0, None)),
+    "comparisons": (lambda L, a, b: (a > 0) * a + (a <= b) * b + a.maximum(b), [(6, 3), (6, 3)], 0),
+    "unary_table": (lambda L, a: a.tanh() + a.sigmoid() + a.relu() + a.exp().log() + a.abs().sqrt(), [(6, 5)], 0),
+    "reductions": (lambda L, a: (a.sum(), a.sum(1), a.mean((0, 1), keepdim=True), a.amax(-1), a.logsumexp(0)),
+                   [(6, 3, 4)], 0),
+    "softmax": (lambda L, a: (a.softmax(-1), a.log_softmax(0)), [(6, 3, 4)], 0),
+    "shapes": (lambda L, a: (a.reshape(-1), a.view(2, -1), a.permute(1, 0), a.transpose(0, 1), a.t(),
+                             a.unsqueeze(0), a.unsqueeze(-1), a.flatten()), [(6, 3, 4)], 0),
+    "squeeze_expand": (lambda L, a: (a.squeeze(), a.squeeze(0), a.expand(2, a.size(0), len(a) * 4) * 1),
+                       [(6, 1, 4)], 0),
+    "in_dim_1_out_dim_1": (lambda L, a, b: (a * b).sum(0), [(3, 6, 4), (4, 6)], (1, 1)),
+    "mlp_by_methods": (lambda L, x, w1, w2: ((x @ w1).tanh() @ w2).softmax(-1), [(6, 3), (3, 5), (5, 2)],
+                       (0, None, None)),
+    **_matmul_cases(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BATCHED))
+def test_vmap_batching_rules_match_torch_in_one_call(case):
+    fn, shapes, in_dims = BATCHED[case]
+    calls = {}
+
+    def run(L):
+        calls[L.__name__] = 0
+
+        def counted(*xs):
+            calls[L.__name__] += 1
+            return fn(L, *xs)
+        out_dims = 1 if case == "in_dim_1_out_dim_1" else 0
+        args = [t(L, *s, seed=i).requires_grad_() for i, s in enumerate(shapes)]
+        out = L.func.vmap(counted, in_dims=in_dims, out_dims=out_dims)(*args)
+        leaves = [o for o in (out if isinstance(out, tuple) else (out,)) if hasattr(o, "requires_grad")]
+        sum(((o.double() * L.tensor(_rand(*o.shape, seed=50 + i))).sum() for i, o in enumerate(leaves)
+             if o.dtype == L.float64)).backward()
+        return out, [a.grad for a in args]
+    both(run)
+    assert calls["numgrad"] == 1
+
+
+def test_vmap_falls_back_to_the_loop_for_a_function_without_rules():
+    calls = []
+
+    def f(a):
+        calls.append(1)
+        return numgrad.sin(a[0]) if a.sum() > 0 else a.cos()[0]  # indexing, a numgrad function, control flow
+    x = numgrad.tensor(_rand(4, 3))
+    out = numgrad.func.vmap(f)(x)
+    expected = [f(x[i]).numpy() for i in range(4)]
+    np.testing.assert_allclose(out.numpy(), np.stack(expected), **TOL)
+    assert len(calls) == 1 + 4 + 4  # the batched attempt, the loop, and the check above
+
+
+def test_vmap_randomness_same_in_one_call():
+    numgrad.manual_seed(1)
+    out = numgrad.func.vmap(lambda a: a + numgrad.randn(3), randomness="same")(numgrad.zeros(4, 3))
+    assert all(np.array_equal(out[0].numpy(), out[i].numpy()) for i in range(4))

@@ -141,7 +141,8 @@ def recorded_tangents(name, backward_fn, inputs, outputs, saved, saved_outputs, 
     (J^T u) by differentiating <J^T u, t> with respect to u ("double backward"): exact, and one more backward."""
     rule = JVP_RULES.get(name)
     if rule is not None:
-        return [fitted(t, o) if t is not None else None for t, o in zip(rule(inputs, outputs, saved, tangents), outputs)]
+        found = rule(inputs, outputs, saved, tangents)
+        return [fitted(t, o) if t is not None else None for t, o in zip(found, outputs)]
     if "::" in name and name.endswith("NotImplemented"):
         raise NotImplementedError(NOT_SUPPORTED.format(name))
     return _by_double_backward(name, backward_fn, inputs, outputs, saved, saved_outputs, tangents)

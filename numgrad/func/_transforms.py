@@ -1,4 +1,4 @@
-"""torch.func's grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd and hessian, on autograd.grad and forward AD."""
+"""torch.func's grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian: autograd.grad and forward AD."""
 import functools
 import math
 
@@ -77,11 +77,12 @@ def grad_and_value(func, argnums=0, has_aux=False):
             aux = None
             if has_aux:
                 if not (isinstance(output, tuple) and len(output) == 2):
-                    raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) "
-                                       "if has_aux is True")
+                    raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
+                                       "(output, aux) if has_aux is True")
                 output, aux = output
             if not isinstance(output, TensorBase):
-                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                                   f"{type(output)}")
             if output.dim() != 0:
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                    f"with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")

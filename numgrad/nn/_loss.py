@@ -311,7 +311,6 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
     return out.reshape(target.shape) if view_back else out
 
 
-
 def _needs_coefficients(input):
     """Whether nll_loss's gradient coefficients are wanted: for backward, or for a forward-AD tangent."""
     return input._requires_grad or input._fw_grad is not None

@@ -2,7 +2,8 @@
 reductions, softmax, matmul, shape ops, as Tensor methods and operators); a function using anything without a rule
 (numgrad's functions, modules, indexing, grad transforms, Python control flow on values) runs instead once per
 sample, the results stacked: the fallback torch documents for ops without a batching rule. Either way the values
-and gradients are the loop's."""
+and gradients are the loop's; a function with side effects sees them once more when it falls back (its batched run
+stops at the first op without a rule)."""
 import copy
 import functools
 

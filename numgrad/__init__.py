@@ -1,7 +1,7 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import accelerator, autograd, backends, cuda, distributed, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, distributed, func, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device

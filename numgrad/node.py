@@ -184,12 +184,13 @@ class SavedTensor:
     An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
 
     __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
-                 "hooks", "packed", "freed", "producer", "was_leaf")
+                 "hooks", "packed", "freed", "producer", "was_leaf", "tangent")
 
     def __init__(self, t, node, is_output):
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
+        self.tangent = None  # (forward-AD level, tangent) of a saved output: its rebuilt form carries it in that level
         self.producer = None  # for an output written in place through a view: weak references to it and its grad_fn
         self.was_leaf = t._grad_fn is None
         hooks = STATE.saved_tensor_hooks
@@ -233,6 +234,8 @@ class SavedTensor:
             return self.tensor
         out = self._rebuilt()
         out._vc, out._requires_grad = self.vc, self.requires_grad
+        if self.tangent is not None and STATE.forward_ad is self.tangent[0]:
+            self.tangent[0].give(out, self.tangent[1])
         if self.requires_grad:
             out._grad_fn, out._output_nr = node, self.output_nr
         return out
@@ -326,6 +329,8 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     outputs named in `saved_outputs` ({name: index}) are available as node.saved(name). Only an
     in-place op (`inplace`) may record an integer or bool output, as torch's rebase_history does."""
     if not STATE.grad_enabled or not needs_grad(*inputs):  # (the first test spares backward's ops a call)
+        if STATE.forward_ad is not None:  # forward AD: the outputs' tangents, whether or not a node is recorded
+            STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
         return None
     if not inplace:
         check_differentiable(outputs)
@@ -340,6 +345,8 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
         out._grad_fn, out._requires_grad, out._output_nr = node, True, i
     for key, i in dict(saved_outputs).items():
         node.save(key, outputs[i], is_output=True)
+    if STATE.forward_ad is not None:
+        STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
     return node
 
 

@@ -465,6 +465,8 @@ class Tensor(TensorBase, result_class=True):
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
         _check_cast(result, self)
+        if STATE.forward_ad is not None:
+            STATE.forward_ad.written(self, result)
         node = result._grad_fn
         if node is not None and self._multi_output == "no grad":
             raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)

@@ -52,6 +52,7 @@ class TensorBase:
     # a float view made in no_grad mode (or a view of one): the version of its memory when it was made; torch's
     # CreationMeta::NO_GRAD_MODE, whose in-place writes and rebased reads in grad mode it refuses
     _no_grad_view = None
+    _fw_grad = None  # the tangent of forward AD's active level (autograd/forward_ad.py), set only while it lasts
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -398,7 +399,8 @@ class TensorBase:
         return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
                                        grad_fn=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
-                                       default_dtype=dtypes.get_default_dtype().name)
+                                       default_dtype=dtypes.get_default_dtype().name,
+                                       tangent=repr(self._fw_grad) if self._fw_grad is not None else None)
 
     __str__ = __repr__
 

@@ -143,7 +143,7 @@ def _add_suffixes(text, suffixes, indent):
 
 
 def format_tensor(values, *, dtype, device=None, grad_fn=None, requires_grad=False,
-                  default_dtype="float32"):
+                  default_dtype="float32", tangent=None):
     """Return exactly what repr() of the equivalent torch tensor prints."""
     a = np.asarray(values).astype(_NP_DTYPES[dtype], copy=False)
     prefix = "tensor("
@@ -173,4 +173,6 @@ def format_tensor(values, *, dtype, device=None, grad_fn=None, requires_grad=Fal
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # a dual tensor's tangent (forward AD), printed whole as torch does
+        suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -21,6 +21,7 @@ class _ThreadState(threading.local):
         self.recorder = None  # numgrad.compile's recorder while it traces a call in this thread (kernels/tape.py)
         self.backward_callbacks = None  # inside backward: what queue_callback asked to run once it ends
         self.riders = None  # inside backward (fusion on): pending leaf gradients a row kernel may compute (lazy.py)
+        self.forward_ad = None  # the active forward-AD level (autograd/forward_ad.py): ops hand it their results
 
 
 STATE = _ThreadState()

@@ -298,17 +298,22 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
         # its one row (+0.0, not -0.0, for a log-probability of 0)
         mode = "sum" if reduction == "none" and x.ndim == 1 else reduction
         data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, t.reshape(-1), w, ignore_index, mode,
-                                    input._requires_grad)
+                                    _needs_coefficients(input))
         data = data.reshape(shape) if reduction == "none" else data
         coef = None if coef is None else coef.reshape(x.shape)
     else:
         data, coef = tape.call(_nll_arrays, x, t, w, ignore_index, reduction, class_dim, n_classes, shape,
-                               input._requires_grad)
+                               _needs_coefficients(input))
     out = new_tensor(data, input._dtype)
-    if input._requires_grad:
+    if _needs_coefficients(input):
         record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
                                                      "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out
+
+
+def _needs_coefficients(input):
+    """Whether nll_loss's gradient coefficients are wanted: for backward, or for a forward-AD tangent."""
+    return input._requires_grad or input._fw_grad is not None
 
 
 def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_classes, shape, want_coef):
@@ -381,7 +386,7 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
             data = losses.sum() / wt.sum()
             scale = 1 / wt.sum()
         out = new_tensor(data._data, input._dtype)
-        if input._requires_grad:
+        if _needs_coefficients(input):
             coef = dispatch.zeros(x._data.shape, x._data.dtype, t)
             # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
             values = (-wt if scale is None else -wt * scale).masked_fill(ignored, 0).unsqueeze(1)._data
@@ -389,7 +394,7 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
             inverse = [axes.index(k) for k in range(ndim)]
             coef = coef.reshape(moved.shape).transpose(inverse).contiguous()
     name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
-    if input._requires_grad:
+    if _needs_coefficients(input):
         record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype), "reduction": reduction,
                                                      "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out

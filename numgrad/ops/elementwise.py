@@ -125,6 +125,8 @@ def apply(name, *args):
                 if out_dtype.is_floating_point or _records_integer_result(entry, result):
                     node_class(name)(entry, args, result, compute)
                 break
+    if STATE.forward_ad is not None:  # forward AD: the result's tangent (autograd/forward_ad.py)
+        STATE.forward_ad.elementwise(entry, args, result)
     return result
 
 

@@ -14,10 +14,11 @@ from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
 from ._norm import batch_norm, layer_norm
+from ._pad import pad
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity"]
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad"]
 
 
 def relu(input, inplace=False):

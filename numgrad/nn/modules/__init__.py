@@ -6,3 +6,6 @@ from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
+    ZeroPad1d, ZeroPad2d, ZeroPad3d

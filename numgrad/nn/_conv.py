@@ -2,6 +2,8 @@
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
 
+import math
+
 import numpy as np
 
 from .._core import dtypes
@@ -246,13 +248,14 @@ def _unpool_backward(node, g):
     return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
 
 
-def _scatter_to_input(g, flat_indices, input_shape, overlapping):
-    """The max-pool gradient: each output gradient added at the input position its maximum came from."""
+def _scatter_to_input(g, flat_indices, input_shape, overlapping, name="MaxPool2DWithIndicesBackwardBackward0"):
+    """The max-pool gradient: each output gradient added at the input position its maximum came from (of
+    any number of spatial dims: `flat_indices` has a row per (batch, channel) plane)."""
     rows = flat_indices.shape[0]
-    plane = input_shape[-2] * input_shape[-1]
+    plane = math.prod(input_shape) // rows if rows else 0
     data = dispatch.numpy_op(window.unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
     out = new_tensor(data.reshape(input_shape), g._dtype)
-    record("MaxPool2DWithIndicesBackwardBackward0", _unpool_backward, [g], [out],
+    record(name, _unpool_backward, [g], [out],
            {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})
     return out
 
@@ -261,22 +264,22 @@ def _max_pool_backward(node, g):
     return (_scatter_to_input(g, node.saved("flat_indices"), node.input_shape(0), node.saved("overlapping")),)
 
 
-def _pool_pair(value, name, message, allow_empty=False):
+def _pool_pair(value, name, message, allow_empty=False, op="max_pool2d"):
     values = _int_list(value)
     if not (1 <= len(values) <= 2 or (allow_empty and not values)):
-        raise RuntimeError(f"max_pool2d: {name} {message}")
+        raise RuntimeError(f"{op}: {name} {message}")
     return tuple(values * 2 if len(values) == 1 else values)
 
 
-def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
-    """torch's checks of max_pool2d's arguments, in its order (max_pool2d_with_indices' meta function,
-    pooling_output_shape for each dim, pool2d_shape_check); returns kernel, stride, padding, dilation and
-    the output's (height, width)."""
-    kernel = _pool_pair(kernel_size, "kernel_size", "must either be a single int, or a tuple of two ints")
+def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode, op="max_pool2d"):
+    """torch's checks of max_pool2d's (or avg_pool2d's) arguments, in its order (max_pool2d_with_indices' meta
+    function, pooling_output_shape for each dim, pool2d_shape_check); returns kernel, stride, padding,
+    dilation and the output's (height, width)."""
+    kernel = _pool_pair(kernel_size, "kernel_size", "must either be a single int, or a tuple of two ints", op=op)
     stride = () if stride is None else stride
-    stride = _pool_pair(stride, "stride", "must either be omitted, a single int, or a tuple of two ints", True) \
-        if _int_list(stride) else kernel
-    padding = _pool_pair(padding, "padding", "must either be a single int, or a tuple of two ints")
+    stride = _pool_pair(stride, "stride", "must either be omitted, a single int, or a tuple of two ints", True,
+                        op) if _int_list(stride) else kernel
+    padding = _pool_pair(padding, "padding", "must either be a single int, or a tuple of two ints", op=op)
     dilation = _pool_pair(dilation, "dilation", "must be either a single int, or a tuple of two ints")
     if input.dim() not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")

@@ -9,7 +9,8 @@ from ..ops import reduction as _reduction
 from ..ops.shape import flatten
 from ..ops.random import generator as _generator
 from ..tensor import Tensor
-from ._conv import conv2d, max_pool2d
+from ._conv import conv1d, conv2d, conv3d, max_pool2d
+from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
@@ -20,7 +21,8 @@ from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
     max_pool3d, max_unpool2d
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
-           "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
+           "batch_norm", "layer_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d", "max_pool3d",

@@ -1,7 +1,7 @@
 """The layer classes of numgrad.nn, one small file per family."""
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv2d, MaxPool2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool2d
 from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss

@@ -11,6 +11,7 @@ from ..ops.random import generator as _generator
 from ..tensor import Tensor
 from ._conv import conv1d, conv2d, conv3d, max_pool2d
 from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._fold import fold, pixel_shuffle, pixel_unshuffle, unfold
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
@@ -27,7 +28,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d", "max_pool3d",
-           "max_unpool2d", "lp_pool1d", "lp_pool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+           "max_unpool2d", "lp_pool1d", "lp_pool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+           "unfold", "fold", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def relu(input, inplace=False):

@@ -254,3 +254,14 @@ def conv_transpose_arrays(x, weight, bias, geo, groups):
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
+
+
+def unfold_array(x, geo):
+    """F.unfold's layout of im2col: (N, C*kh*kw, L), a row of blocks per batch entry."""
+    cols = im2col_data(x, geo).reshape(geo.c * geo.kh * geo.kw, geo.n, geo.oh * geo.ow)
+    return np.ascontiguousarray(cols.transpose(1, 0, 2))
+
+
+def fold_array(cols, geo):
+    """F.fold: (N, C*kh*kw, L) blocks added back into (N, C, H, W) (col2im of unfold's layout)."""
+    return _fresh(col2im_data(np.ascontiguousarray(cols.transpose(1, 0, 2)).reshape(cols.shape[1], -1), geo))

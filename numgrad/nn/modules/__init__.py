@@ -11,4 +11,4 @@ from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
     ZeroPad1d, ZeroPad2d, ZeroPad3d
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, \
     AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, MaxPool1d, MaxPool3d, MaxUnpool2d
-from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .upsampling import Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d

@@ -2,6 +2,8 @@
 output by col2im (the adjoint of the convolution's im2col), with torch's checks; the backward is written
 with im2col and matmuls, so create_graph works through it."""
 
+import math
+
 import numpy as np
 
 from ..kernels import dispatch
@@ -96,10 +98,18 @@ def conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
     sizes = input.shape[2:]
     outs = [(i - 1) * s - 2 * p + d * (n - 1) + q + 1 for i, s, p, d, n, q in zip(
         sizes, stride, padding, dilation, kernel, output_padding)]
+    viewed = ([1] if k == 1 else []) + list(sizes)  # torch reports a 1-d one as 2-d
+    if min(outs) < 0 or (min(outs) < 1 and all(s == 1 for s in stride)):  # as each backend checks
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, viewed))}). Calculated output size "
+                           f"per channel: ({' x '.join(map(str, ([1] if k == 1 else []) + outs))}). Output size is too "
+                           "small")
+    if input.numel() == 0 and input.shape[0] and input.shape[1]:
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
+                           f"{list(input.shape[:2]) + viewed}")
     out_channels = weight.shape[1] * groups
     shape = (input.shape[0], out_channels, *outs)
     geo = geometry(shape, kernel, stride, padding, dilation, sizes)
-    x = input._data.reshape(input.shape[0], input.shape[1], -1)
+    x = input._data.reshape(input.shape[0], input.shape[1], math.prod(sizes))
     data = dispatch.numpy_op(window.conv_transpose_arrays, x, weight._data, None if bias is None else bias._data, geo,
                              groups)
     result = new_tensor(data.reshape(shape), input._dtype)

@@ -16,11 +16,11 @@ _SIZES_MESSAGE = ("Supported combinations for non-constant padding:\n"
                   "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
-def _pad_ints(pad):
+def _pad_ints(pad, op="pad"):
     pad = tuple(pad)
     for i, p in enumerate(pad):
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+            raise TypeError(f"{op}(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
                             f"{type(p).__name__} at pos {i}")
     return tuple(int(p) for p in pad)
 
@@ -39,8 +39,9 @@ def _constant_array(x, pad, value):
         d = x.ndim - 1 - i
         size = shape[d]
         shape[d] = size + left + right
-        src[d] = slice(max(-left, 0), size - max(-right, 0))
-        dst[d] = slice(max(left, 0), shape[d] - max(right, 0))
+        kept = size - max(-left, 0) - max(-right, 0)
+        src[d] = slice(max(-left, 0), max(-left, 0) + kept)
+        dst[d] = slice(max(left, 0), max(left, 0) + kept)
     out = np.full(shape, value, x.dtype)
     out[tuple(dst)] = x[tuple(src)]
     return out
@@ -50,21 +51,32 @@ def _constant_backward(node, g):
     return (constant_pad_nd(g, tuple(-p for p in node.saved("pad"))),)
 
 
-def _fill_value(value, dtype):
+def _fill_value(value, dtype, pad):
     if dtype is dtypes.bool_:
         return bool(value)
     if dtype.is_floating_point:
         return value
+    if not np.isfinite(value):
+        if any(p > 0 for p in pad):  # torch converts the value only when it pads
+            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
+        return 0
     return int(value)  # C++'s conversion: toward zero
 
 
 def constant_pad_nd(input, pad, value=0):
+    """torch.constant_pad_nd: F.pad's constant mode, with its own checks of `pad`."""
+    pad = _pad_ints(pad, "constant_pad_nd")
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) > 2 * input.dim():
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                           f"length is {len(pad)}while the input has {input.dim()}dimensions.")
     for i, (left, right) in enumerate(_pairs(pad)):
         size = input.shape[input.dim() - 1 - i]
-        if size + left + right < 0 and (left < 0 or right < 0):
+        if size + min(left, 0) + min(right, 0) < 0:  # torch narrows by the negative pads first
             raise RuntimeError("narrow(): length must be non-negative.")
     dispatch.require_host("pad", input._data)
-    out = new_tensor(dispatch.numpy_op(_constant_array, input._data, pad, _fill_value(value, input._dtype)),
+    out = new_tensor(dispatch.numpy_op(_constant_array, input._data, pad, _fill_value(value, input._dtype, pad)),
                      input._dtype)
     record("ConstantPadNdBackward0", _constant_backward, [input], [out], {"pad": pad})
     return out

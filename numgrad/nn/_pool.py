@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 
+from .._core import dtypes
 from ..kernels import dispatch
 from ..node import record
 from ..ops import functional as _core
 from ._common import constant, new_tensor
 from ._conv import _check_pool, _pool_out_size, _scatter_to_input, max_pool2d
-from ._resample import Taps, resample
+from ._resample import Taps, gather_array, resample
 
 
 def _ints(value, k):
@@ -50,30 +51,48 @@ def _window_taps(size, k, s, p, d, out):
 
 # ---- average pooling -----------------------------------------------------------------------------
 
-def _avg_taps(size, k, s, p, out, count_include_pad, np_dtype):
-    index, valid = _window_taps(size, k, s, p, 1, out)
+def _avg_counts(size, k, s, p, out, count_include_pad):
+    """Each window's divisor along one dim: its span inside the padded input, or inside the input alone."""
     start = np.arange(out) * s - p
     if count_include_pad:
-        count = np.minimum(start + k, size + p) - start
+        return np.minimum(start + k, size + p) - start
+    return np.minimum(start + k, size) - np.maximum(start, 0)
+
+
+def _int_avg_pool_array(x, plan, counts, divisor_override):
+    """An integer average pool: the window sums divided by the divisor, truncated as C++ divides."""
+    sums = gather_array(x, plan)
+    if divisor_override is not None:
+        divisor = np.int64(divisor_override)
     else:
-        count = np.minimum(start + k, size) - np.maximum(start, 0)
-    weight = np.repeat((np_dtype.type(1) / count.astype(np_dtype))[:, None], k, axis=1)
-    return Taps(index, size, weight, valid)
+        divisor = np.ones((), np.int64)
+        for axis, count in zip((p[0] for p in plan), counts):
+            shape = [1] * (-axis)
+            shape[0] = count.shape[0]
+            divisor = divisor * count.reshape(shape)
+    return np.sign(sums) * (np.abs(sums) // divisor)
 
 
 def _avg_pool(input, kernel, stride, padding, outs, ceil_mode, count_include_pad, divisor_override, name):
     np_dtype = input._data.dtype
     k = len(kernel)
-    plan = []
+    plan, counts = [], []
     for i in range(k):  # the last dim first: each window's rows are summed before its columns, as torch does
         d = k - 1 - i
         size = input.shape[input.dim() - 1 - i]
-        taps = _avg_taps(size, kernel[d], stride[d], padding[d], outs[d], count_include_pad, np_dtype)
-        if divisor_override is not None:
-            taps.weight = np.ones(taps.index.shape, np_dtype)
-            if i == k - 1:
-                taps.weight /= np_dtype.type(divisor_override)
-        plan.append((-1 - i, taps))
+        index, valid = _window_taps(size, kernel[d], stride[d], padding[d], 1, outs[d])
+        count = _avg_counts(size, kernel[d], stride[d], padding[d], outs[d], count_include_pad)
+        if divisor_override is not None or not input._dtype.is_floating_point:
+            weight = None if i < k - 1 or divisor_override is None or not input._dtype.is_floating_point else \
+                np.full(index.shape, np_dtype.type(1) / np_dtype.type(divisor_override))
+        else:
+            weight = np.repeat((np_dtype.type(1) / count.astype(np_dtype))[:, None], kernel[d], axis=1)
+        plan.append((-1 - i, Taps(index, size, weight, valid)))
+        counts.append(count)
+    if input._dtype is dtypes.int64:  # torch averages longs too (no gradient to record)
+        dispatch.require_host(name, input._data)
+        return new_tensor(dispatch.numpy_op(_int_avg_pool_array, input._data, plan, counts, divisor_override),
+                          input._dtype)
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for '{input._dtype.word}'")
     return resample(input, plan, f"AvgPool{k}DBackward0")
@@ -202,6 +221,8 @@ def _adaptive_avg(input, output_size, k):
                                f"sizes {list(input.shape)} with dimension {i + input.dim()} being empty")
     if input.dim() not in (k + 1, k + 2):
         raise RuntimeError(f"{op}(): Expected {k + 1}D or {k + 2}D tensor, but got {list(input.shape)}")
+    if input.numel() and not input._dtype.is_floating_point:  # an empty input reaches no kernel
+        raise NotImplementedError(f"\"{op}\" not implemented for '{input._dtype.word}'")
     np_dtype = input._data.dtype
     plan = []
     for i in range(k):
@@ -355,6 +376,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
             raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                                f"input, but got:{list(shape)}")
         _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+        if not input._dtype.is_floating_point:  # torch's kernel without indices takes floating types only
+            raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{input._dtype.word}'")
     stride = kernel_size if stride is None or not _ints(stride, 1) else stride
     _check_dim_range("max_pool1d", input, 2, 4)
     args = [_check1d("max_pool1d", name, value) for name, value in

@@ -19,14 +19,19 @@ class Taps:
         self.weight = None if weight is None else np.asarray(weight).reshape(self.index.shape)
         self.valid = None if valid is None or np.all(valid) else np.asarray(valid, bool).reshape(self.index.shape)
 
-    def matrix(self, np_dtype):
-        """The map as a dense (out, in) matrix: repeated positions add up."""
-        out = np.zeros((self.index.shape[0], self.in_size), np_dtype)
-        weight = np.ones(self.index.shape, np_dtype) if self.weight is None else self.weight.astype(np_dtype)
-        if self.valid is not None:
-            weight = np.where(self.valid, weight, 0)
-        np.add.at(out, (np.arange(self.index.shape[0])[:, None], self.index), weight)
-        return out
+    def by_target(self):
+        """The taps that count, ordered by the input position they read: (outputs, weights or None, targets,
+        where each target's run starts), for the adjoint's segmented sums."""
+        if not hasattr(self, "_by_target"):
+            keep = np.ones(self.index.shape, bool) if self.valid is None else self.valid
+            outputs = np.broadcast_to(np.arange(self.index.shape[0])[:, None], self.index.shape)[keep]
+            targets = self.index[keep]
+            order = np.argsort(targets, kind="stable")
+            targets = targets[order]
+            starts = np.flatnonzero(np.r_[True, targets[1:] != targets[:-1]]) if len(targets) else targets
+            weight = None if self.weight is None else self.weight[keep][order]
+            self._by_target = (outputs[order], weight, targets[starts], starts)
+        return self._by_target
 
 
 def _gather_axis(x, taps, axis):
@@ -50,11 +55,24 @@ def gather_array(x, plan):
     return np.ascontiguousarray(x)
 
 
+def _scatter_axis(g, taps, axis):
+    # a segmented sum per input position of the outputs that read it: only the taps that count take part,
+    # so a NaN or inf reaches only the positions torch's scatter sends it to
+    outputs, weight, targets, starts = taps.by_target()
+    moved = np.moveaxis(g, axis, -1)
+    out = np.zeros(moved.shape[:-1] + (taps.in_size,), g.dtype)
+    if len(outputs):
+        values = moved[..., outputs]
+        if weight is not None:
+            values = values * weight.astype(g.dtype)
+        out[..., targets] = np.add.reduceat(values, starts, axis=-1)
+    return np.moveaxis(out, -1, axis)
+
+
 def scatter_array(g, plan):
     """The adjoint of gather_array: each output value added back to the input positions it read."""
     for axis, taps in reversed(plan):
-        moved = np.moveaxis(g, axis, -1)
-        g = np.moveaxis(moved @ taps.matrix(g.dtype), -1, axis)
+        g = _scatter_axis(g, taps, axis)
     return np.ascontiguousarray(g)
 
 

@@ -247,8 +247,8 @@ def conv_transpose_arrays(x, weight, bias, geo, groups):
     """conv_transpose's output: each input position's weighted kernel (one BLAS product per group) added into
     the output by col2im, then the bias. `x` is (N, C_in, *spatial) in the layout `geo` reads its output in."""
     in_channels = x.shape[1]
-    x2 = np.moveaxis(x, 1, 0).reshape(groups, in_channels // groups, -1)
-    w2 = weight.reshape(groups, in_channels // groups, -1)
+    x2 = np.moveaxis(x, 1, 0).reshape(groups, in_channels // groups, x.shape[0] * x.shape[2])
+    w2 = weight.reshape(groups, in_channels // groups, math.prod(weight.shape[1:]))
     cols = np.matmul(w2.transpose(0, 2, 1), x2).reshape(-1, x2.shape[-1])
     out = col2im_array(cols, geo)
     if bias is not None:

@@ -68,8 +68,8 @@ def _int_avg_pool_array(x, plan, counts, divisor_override):
         divisor = np.ones((), np.int64)
         for axis, count in zip((p[0] for p in plan), counts):
             shape = [1] * (-axis)
-            shape[0] = count.shape[0]
-            divisor = divisor * count.reshape(shape)
+            shape[0] = len(count)
+            divisor = divisor * np.array(count, np.int64).reshape(shape)
     return np.sign(sums) * (np.abs(sums) // divisor)
 
 
@@ -88,7 +88,7 @@ def _avg_pool(input, kernel, stride, padding, outs, ceil_mode, count_include_pad
         else:
             weight = np.repeat((np_dtype.type(1) / count.astype(np_dtype))[:, None], kernel[d], axis=1)
         plan.append((-1 - i, Taps(index, size, weight, valid)))
-        counts.append(count)
+        counts.append(tuple(int(c) for c in count))  # Python ints: no array made outside recorded calls
     if input._dtype is dtypes.int64:  # torch averages longs too (no gradient to record)
         dispatch.require_host(name, input._data)
         return new_tensor(dispatch.numpy_op(_int_avg_pool_array, input._data, plan, counts, divisor_override),
@@ -252,12 +252,12 @@ def adaptive_avg_pool1d(input, output_size):
 
 def _window_max_arrays(x, taps, outs):
     """Each window's maximum of (rows, *spatial) array `x` and its flat index in the spatial plane: the first
-    maximum in the window's row-major order, a NaN over any number (NumPy's argmax). `taps` per dim are
+    maximum in the window's row-major order, a NaN over any number (NumPy's argmax). `taps` per dim hold
     positions clipped into the input: a clipped repeat of a position changes neither value nor index."""
     sizes = x.shape[1:]
     strides = np.cumprod((1,) + sizes[:0:-1])[::-1]
     flat = np.zeros((), np.int64)
-    for d, index in enumerate(taps):
+    for d, index in enumerate(t.index for t in taps):
         # axes (o_1, t_1, o_2, t_2, ...): each dim's output and tap positions
         shape = [1] * (2 * len(taps))
         shape[2 * d], shape[2 * d + 1] = index.shape
@@ -303,7 +303,7 @@ def _adaptive_max(input, output_size, k, return_indices):
     if any(o < 0 for o in outs):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(outs)}: "
                            f"{list(input.shape[:-k]) + outs}")
-    taps = [_adaptive_taps(n, o)[0] for n, o in zip(input.shape[-k:], outs)]
+    taps = tuple(Taps(_adaptive_taps(n, o)[0], n) for n, o in zip(input.shape[-k:], outs))
     out, indices = _window_max(input, taps, outs, f"AdaptiveMaxPool{k}DBackward0", True)
     return (out, indices) if return_indices else out
 
@@ -327,8 +327,8 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     kernel, stride, padding, dilation, outs = _pool3d_args("max_pool3d", input, kernel_size, stride, padding,
                                                            dilation, ceil_mode, True)
-    taps = [_window_taps(n, *args)[0] for n, args in zip(input.shape[-3:], zip(kernel, stride, padding, dilation,
-                                                                                outs))]
+    taps = tuple(Taps(_window_taps(n, *args)[0], n) for n, args in zip(input.shape[-3:], zip(
+        kernel, stride, padding, dilation, outs)))
     overlapping = any(s < d * (k - 1) + 1 for s, k, d in zip(stride, kernel, dilation))
     out, indices = _window_max(input, taps, outs, "MaxPool3DWithIndicesBackward0", overlapping)
     return (out, indices) if return_indices else out

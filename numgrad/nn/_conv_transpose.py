@@ -99,13 +99,13 @@ def conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
     outs = [(i - 1) * s - 2 * p + d * (n - 1) + q + 1 for i, s, p, d, n, q in zip(
         sizes, stride, padding, dilation, kernel, output_padding)]
     viewed = ([1] if k == 1 else []) + list(sizes)  # torch reports a 1-d one as 2-d
+    if input.numel() == 0 and input.shape[0] and input.shape[1]:
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
+                           f"{list(input.shape[:2]) + viewed}")
     if min(outs) < 0 or (min(outs) < 1 and all(s == 1 for s in stride)):  # as each backend checks
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, viewed))}). Calculated output size "
                            f"per channel: ({' x '.join(map(str, ([1] if k == 1 else []) + outs))}). Output size is too "
                            "small")
-    if input.numel() == 0 and input.shape[0] and input.shape[1]:
-        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
-                           f"{list(input.shape[:2]) + viewed}")
     out_channels = weight.shape[1] * groups
     shape = (input.shape[0], out_channels, *outs)
     geo = geometry(shape, kernel, stride, padding, dilation, sizes)

@@ -410,6 +410,7 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    dispatch.require_host("max_unpool2d", input._data, indices._data)
     kernel = tuple(_ints(kernel_size, 2))
     stride = kernel if stride is None else tuple(_ints(stride, 2))
     padding = tuple(_ints(padding, 2))

@@ -249,7 +249,7 @@ def conv_transpose_arrays(x, weight, bias, geo, groups):
     in_channels = x.shape[1]
     x2 = np.moveaxis(x, 1, 0).reshape(groups, in_channels // groups, x.shape[0] * x.shape[2])
     w2 = weight.reshape(groups, in_channels // groups, math.prod(weight.shape[1:]))
-    cols = np.matmul(w2.transpose(0, 2, 1), x2).reshape(-1, x2.shape[-1])
+    cols = np.matmul(w2.transpose(0, 2, 1), x2).reshape(groups * w2.shape[2], x2.shape[-1])
     out = col2im_array(cols, geo)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))

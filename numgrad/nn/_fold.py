@@ -101,7 +101,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
              f"stride=({stride[0]}, {stride[1]}), ")
     if length != blocks[0] * blocks[1]:
         raise RuntimeError(words + "expected size of input's dimension 2 to match the calculated number of sliding "
-                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+                           f"input.size(2)={length}.")
     if min(blocks) < 1:
         raise RuntimeError(words + f"calculated shape of the array of sliding blocks as ({blocks[0]}, {blocks[1]}), "
                            "which is invalid.")

@@ -157,8 +157,8 @@ def _output_size_and_scales(input, size, scale_factor, recompute_scale_factor, m
         output_size = None
         if isinstance(scale_factor, (list, tuple)):
             if len(scale_factor) != dim:
-                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got input "
-                                 f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
                                  f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  "scale_factor in (s1, s2, ...,sK) format.")
             scale_factors = scale_factor

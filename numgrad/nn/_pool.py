@@ -1,4 +1,4 @@
-"""Pooling beyond max_pool2d: average (1-3 dims), adaptive average and max, max_pool1d/3d, max_unpool2d and
+"""Pooling beyond max_pool2d: average (1-3 dims), adaptive average and max, max_pool1d/3d, max_unpool1d/2d/3d and
 lp_pool. Averages are separable gathers (nn/_resample.py); maxima of any number of dims gather each window
 and keep torch's first maximum, their gradient added back at its position as max_pool2d's is."""
 
@@ -392,15 +392,16 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 # ---- max_unpool2d and lp_pool --------------------------------------------------------------------
 
 def _unpool_output_size(input, kernel, stride, padding, output_size):
-    default = [(input.shape[-2 + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(2)]
+    k = len(kernel)
+    default = [(input.shape[-k + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(k)]
     if output_size is None:
         return default
-    if len(output_size) == 4:
+    if len(output_size) == k + 2:
         output_size = output_size[2:]
-    if len(output_size) != 2:
-        raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but it has a length of "
-                         f"'{len(output_size)}'")
-    for d in range(2):
+    if len(output_size) != k:
+        raise ValueError(f"output_size should be a sequence containing {k} or {k + 2} elements, but it has a length "
+                         f"of '{len(output_size)}'")
+    for d in range(k):
         min_size = default[d] - stride[d]
         max_size = default[d] + stride[d]
         if not min_size < output_size[d] < max_size:
@@ -409,28 +410,57 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
     return list(output_size)
 
 
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    dispatch.require_host("max_unpool2d", input._data, indices._data)
-    kernel = tuple(_ints(kernel_size, 2))
-    stride = kernel if stride is None else tuple(_ints(stride, 2))
-    padding = tuple(_ints(padding, 2))
-    oh, ow = _unpool_output_size(input, kernel, stride, padding, output_size)
+def _max_unpool(input, indices, outs, k):
+    """max_unpool2d/3d: each value put at its flat index into a zero output plane (MaxUnpool2DBackward0)."""
+    dispatch.require_host(f"max_unpool{k}d", input._data, indices._data)
     if indices._dtype.name != "int64":
         raise RuntimeError(f"elements in indices should be type int64 but got: {indices._dtype.word}")
     if tuple(input.shape) != tuple(indices.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
-                           f"{input.dim()} dimensions.")
-    rows = math.prod(input.shape[:-2])
-    flat = indices.reshape(rows, -1)
-    bad = (flat._data < 0) | (flat._data >= oh * ow)
+    if input.dim() not in (k + 1, k + 2):
+        raise RuntimeError(f"Input to max_unpooling{k}d should be a {k + 1}d or {k + 2}d Tensor, but got a tensor "
+                           f"with {input.dim()} dimensions.")
+    rows = math.prod(input.shape[:-k])
+    flat = indices._data.reshape(rows, -1)
+    bad = (flat < 0) | (flat >= math.prod(outs))
     if bad.any():
-        raise RuntimeError(f"Found an invalid max index: {int(flat._data[bad][0])} (output volumes are of size "
-                           f"{oh}x{ow})")
-    shape = tuple(input.shape[:-2]) + (oh, ow)
-    return _scatter_to_input(input, constant(flat._data), shape, False, "MaxUnpool2DBackward0")
+        raise RuntimeError(f"Found an invalid max index: {int(flat[bad][0])} (output volumes are of size "
+                           f"{'x'.join(map(str, outs))})")
+    shape = tuple(input.shape[:-k]) + tuple(outs)
+    return _scatter_to_input(input, constant(flat), shape, False, f"MaxUnpool{k}DBackward0")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel = tuple(_ints(kernel_size, 2))
+    stride = kernel if stride is None else tuple(_ints(stride, 2))
+    padding = tuple(_ints(padding, 2))
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel, stride, padding, output_size), 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel = tuple(_ints(kernel_size, 3))
+    stride = kernel if stride is None else tuple(_ints(stride, 3))
+    padding = tuple(_ints(padding, 3))
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel, stride, padding, output_size), 3)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel = tuple(_ints(kernel_size, 1))
+    stride = kernel if stride is None else tuple(_ints(stride, 1))
+    padding = tuple(_ints(padding, 1))
+    outs = _unpool_output_size(input, kernel, stride, padding, output_size) + [1]
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), outs, 2).squeeze(-1)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = _ints(kernel_size, 3)
+    if norm_type == float("inf"):
+        return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * _core.relu(out.abs())).mul(kd * kw * kh).pow(1.0 / norm_type)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

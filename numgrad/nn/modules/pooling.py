@@ -1,5 +1,5 @@
 """The pooling layers beyond MaxPool2d: MaxPool1d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool and AdaptiveMaxPool in
-1-3 dims, MaxUnpool2d and LPPool1d/2d."""
+1-3 dims, MaxUnpool1d/2d/3d and LPPool1d/2d/3d."""
 
 from .. import functional as F
 from ..module import Module
@@ -104,22 +104,37 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
-def _pair(value):
-    return tuple(value) if hasattr(value, "__iter__") else (value, value)
+def _ntuple(value, k):
+    return tuple(value) if hasattr(value, "__iter__") else (value,) * k
 
 
-class MaxUnpool2d(Module):
+class _MaxUnpoolNd(Module):
+    dims = 2
+
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride if stride is not None else kernel_size)
-        self.padding = _pair(padding)
+        self.kernel_size = _ntuple(kernel_size, self.dims)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self.dims)
+        self.padding = _ntuple(padding, self.dims)
 
     def forward(self, input, indices, output_size=None):
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self.dims - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    dims = 3
 
 
 class _LPPoolNd(Module):
@@ -143,3 +158,7 @@ class LPPool1d(_LPPoolNd):
 
 class LPPool2d(_LPPoolNd):
     function = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    function = staticmethod(F.lp_pool3d)

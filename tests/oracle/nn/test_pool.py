@@ -41,6 +41,12 @@ CASES = {
     "unpool2": (lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2), (2, 3, 6, 6)),
     "unpool2_size": (lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2, output_size=(7, 7)),
                      (2, 3, 7, 7)),
+    "unpool1": (lambda F, x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2), (2, 3, 7)),
+    "unpool1_size": (lambda F, x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2, output_size=[7]),
+                     (2, 3, 7)),
+    "unpool3": (lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2), (2, 2, 4, 4, 4)),
+    "unpool3_unbatched": (lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2), (2, 4, 4, 4)),
+    "lp3": (lambda F, x: F.lp_pool3d(x.abs() + 0.1, 2, 2), (2, 2, 4, 4, 4)),
     "lp2": (lambda F, x: F.lp_pool2d(x.abs() + 0.1, 2, 2), (2, 3, 6, 6)),
     "lp2_stride": (lambda F, x: F.lp_pool2d(x.abs() + 0.1, 3.0, (2, 3), 1), (2, 3, 6, 6)),
     "lp1": (lambda F, x: F.lp_pool1d(x.abs() + 0.1, 3, 2), (2, 3, 6)),
@@ -119,6 +125,9 @@ def test_unpool_errors_match_torch():
     same_error(lambda F, v: F.max_unpool2d(v, v, 2), x)
     same_error(lambda F, v: F.max_unpool2d(v, (v * 0 + 99).long(), 2), x)
     same_error(lambda F, v: F.max_unpool2d(v, (v * 0).long(), 2, output_size=(9, 9)), x)
+    same_error(lambda F, v: F.max_unpool3d(v[0], (v[0] * 0 + 99).long(), 2), x)
+    same_error(lambda F, v: F.max_unpool3d(v[0, 0], (v[0, 0] * 0).long(), 2), x)
+    same_error(lambda F, v: F.max_unpool1d(v[0], (v[0] * 0).long(), 2, output_size=(1, 2)), x)
 
 
 LAYERS = {
@@ -136,6 +145,7 @@ LAYERS = {
     "adaptive_max3": (lambda nn: nn.AdaptiveMaxPool3d((2, 1, 3)), (2, 3, 5, 5, 5)),
     "lp1": (lambda nn: nn.LPPool1d(2, 3), (2, 3, 8)),
     "lp2": (lambda nn: nn.LPPool2d(2.0, (2, 3), 1), (2, 3, 5, 5)),
+    "lp3": (lambda nn: nn.LPPool3d(2, 2), (2, 3, 4, 4, 4)),
 }
 
 
@@ -156,6 +166,8 @@ def test_unpool_layer_matches_torch():
         y = lib.nn.MaxUnpool2d(2)(out, idx)
         y.sum().backward()
         assert repr(lib.nn.MaxUnpool2d(2)) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
+        assert repr(lib.nn.MaxUnpool3d(2, 1)) == "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(0, 0, 0))"
+        assert repr(lib.nn.MaxUnpool1d(2)) == "MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))"
         if lib is numgrad:
             ours = (y.detach().numpy(), x.grad.numpy(), y.grad_fn.name())
     np.testing.assert_allclose(ours[0], y.detach().numpy())

@@ -2,11 +2,7 @@
 
 from .. import functional as F
 from ..module import Module
-
-
-def _padding_tuple(padding, k):
-    """torch's _pair/_quadruple/_ntuple(6): an int for every side, or the sides as given."""
-    return tuple(padding) if hasattr(padding, "__iter__") else (padding,) * (2 * k)
+from .conv import _ntuple
 
 
 class _PadNd(Module):
@@ -15,7 +11,7 @@ class _PadNd(Module):
 
     def __init__(self, padding):
         super().__init__()
-        self.padding = _padding_tuple(padding, self.dims)
+        self.padding = _ntuple(padding, 2 * self.dims)  # torch's _pair, _quadruple, _ntuple(6)
 
     def forward(self, input):
         return F.pad(input, self.padding, self.mode)

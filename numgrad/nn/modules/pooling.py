@@ -3,7 +3,7 @@
 
 from .. import functional as F
 from ..module import Module
-from .conv import MaxPool2d
+from .conv import MaxPool2d, _ntuple
 
 
 class MaxPool1d(MaxPool2d):
@@ -23,16 +23,12 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-def _single(value):
-    return tuple(value) if hasattr(value, "__iter__") else (value,)
-
-
 class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
+        self.kernel_size = _ntuple(kernel_size, 1)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _ntuple(padding, 1)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input):
@@ -102,10 +98,6 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     def forward(self, input):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
-
-
-def _ntuple(value, k):
-    return tuple(value) if hasattr(value, "__iter__") else (value,) * k
 
 
 class _MaxUnpoolNd(Module):

@@ -1,4 +1,4 @@
-"""F.interpolate and the upsample functions: nearest, nearest-exact, (bi/tri)linear, bicubic and area, as
+"""F.interpolate and the upsample functions: nearest, nearest-exact, (bi/tri)linear, bicubic (antialiased too) and area, as
 separable gathers (nn/_resample.py) whose source positions and weights are computed in the input's precision
 with torch's formulas (aten/src/ATen/native/UpSample.h), so that each output reads the inputs torch reads."""
 
@@ -88,6 +88,35 @@ def _cubic_taps(dt, in_size, out_size, align_corners, scale):
     return Taps(taps, in_size, _cubic_coefficients(lam))
 
 
+def _antialias_filter(x, cubic):
+    x = np.abs(x)
+    if not cubic:
+        return np.where(x < 1, 1 - x, 0).astype(x.dtype)
+    a = x.dtype.type(-0.5)  # Keys' kernel, as Pillow's (not the -0.75 of plain bicubic)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0)).astype(x.dtype)
+
+
+def _antialias_taps(dt, in_size, out_size, align_corners, scale, cubic):
+    """The antialiased filter's taps: its support widened by the downscaling factor, weights normalised."""
+    ratio = _area_scale(dt, in_size, out_size, align_corners, scale)
+    half = dt.type(2.0 if cubic else 1.0)
+    support = half * ratio if ratio >= 1 else half
+    width = int(np.ceil(support)) * 2 + 1
+    center = ratio * (np.arange(out_size).astype(dt) + dt.type(0.5))
+    invscale = dt.type(1) / ratio if ratio >= 1 else dt.type(1)
+    lo = np.maximum((center - support + dt.type(0.5)).astype(np.int64), 0)
+    size = np.minimum((center + support + dt.type(0.5)).astype(np.int64), in_size) - lo
+    j = np.arange(width)[None, :]
+    weight = _antialias_filter(((j + lo[:, None]).astype(dt) - center[:, None] + dt.type(0.5)) * invscale, cubic)
+    valid = j < size[:, None]
+    weight = np.where(valid, weight, 0).astype(dt)
+    total = weight.sum(1, keepdims=True)
+    weight = np.where(total != 0, weight / np.where(total != 0, total, 1), weight).astype(dt)
+    return Taps(np.minimum(lo[:, None] + j, in_size - 1), in_size, weight, valid)
+
+
 def _check_sizes(sizes, outs):
     if min(sizes) > 0 and min(outs) > 0:
         return
@@ -100,7 +129,7 @@ def _check_sizes(sizes, outs):
     raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({given}) output ({wanted})")
 
 
-def _upsample(input, mode, output_size, scale_factors, align_corners):
+def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=False):
     k = input.dim() - 2
     sizes = list(input.shape[2:])
     outs = list(output_size) if output_size is not None else [
@@ -114,7 +143,9 @@ def _upsample(input, mode, output_size, scale_factors, align_corners):
     plan = []
     for i in range(k):  # the last dim first: torch sums each row before it weighs the rows
         d = k - 1 - i
-        if mode in ("nearest", "nearest-exact"):
+        if antialias:
+            taps = _antialias_taps(dt, sizes[d], outs[d], align_corners, scales[d], mode == "bicubic")
+        elif mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(sizes[d], outs[d], scales[d], mode == "nearest-exact")
         elif mode == "bicubic":
             taps = _cubic_taps(dt, sizes[d], outs[d], align_corners, scales[d])
@@ -126,7 +157,7 @@ def _upsample(input, mode, output_size, scale_factors, align_corners):
     elif mode == "nearest-exact":
         name = f"UpsampleNearestExact{k}D"
     else:
-        name = f"Upsample{mode.capitalize()}{k}D"
+        name = f"Upsample{mode.capitalize()}{k}D" + ("Aa" if antialias else "")
     return resample(input, plan, name + "Backward0")
 
 
@@ -188,8 +219,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
+    if antialias and mode == "lanczos":
+        raise NotImplementedError("numgrad: interpolate(mode='lanczos') is not implemented yet")
     if antialias:
-        raise NotImplementedError("numgrad: interpolate(antialias=True) is not implemented yet")
+        return _upsample(input, mode, output_size, scale_factors, align_corners, antialias=True)
     k = input.dim() - 2
     if k in (1, 2, 3) and mode in ("nearest", "nearest-exact"):
         return _upsample(input, mode, output_size, scale_factors, align_corners)

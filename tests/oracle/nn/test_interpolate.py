@@ -1,4 +1,4 @@
-"""F.interpolate in every mode with align_corners, sizes and scale factors (recomputed or not), the upsample
+"""F.interpolate in every mode with align_corners, sizes, scale factors (recomputed or not) and antialias, the upsample
 functions and layers against torch: values, grad_fn names, gradients, finite differences, errors, warnings."""
 import warnings
 
@@ -113,3 +113,21 @@ def test_upsample_layers_match_torch(name):
     ours, theirs = twin(lambda lib: make(lib.nn))
     assert repr(ours) == repr(theirs)
     run_module(ours, theirs, rand(*shape))
+
+
+ANTIALIAS = [(mode, corners, sizes) for mode in ("bilinear", "bicubic") for corners in (False, True)
+             for sizes in (dict(scale_factor=0.5), dict(scale_factor=0.3), dict(size=(3, 5)), dict(scale_factor=2),
+                           dict(size=(9, 4)), dict(scale_factor=0.45, recompute_scale_factor=True))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", ANTIALIAS, ids=[f"{m}-{c}-{s}" for m, c, s in ANTIALIAS])
+def test_antialias_matches_torch(case, dtype):
+    mode, corners, sizes = case
+    compare(lambda F, x: F.interpolate(x, mode=mode, align_corners=corners, antialias=True, **sizes), (2, 3, 11, 8),
+            dtype=dtype)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_gradcheck(mode):
+    check_gradients(lambda F, x: F.interpolate(x, size=(4, 3), mode=mode, antialias=True), (1, 2, 9, 7))

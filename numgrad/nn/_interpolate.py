@@ -1,6 +1,6 @@
-"""F.interpolate and the upsample functions: nearest, nearest-exact, (bi/tri)linear, bicubic (antialiased too) and area, as
-separable gathers (nn/_resample.py) whose source positions and weights are computed in the input's precision
-with torch's formulas (aten/src/ATen/native/UpSample.h), so that each output reads the inputs torch reads."""
+"""F.interpolate and the upsample functions: nearest, nearest-exact, (bi/tri)linear, bicubic (antialiased too) and
+area, as separable gathers (nn/_resample.py) whose source positions and weights are computed in the input's
+precision with torch's formulas (aten/src/ATen/native/UpSample.h), so that each output reads what torch reads."""
 
 import math
 import warnings

@@ -480,3 +480,32 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * _core.relu(out.abs())).mul(kernel_size).pow(1.0 / norm_type)
+
+
+# ---- torch's *_with_indices forms: always the (values, indices) pair ----------------------------
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool3d(input, output_size, True)

@@ -21,6 +21,8 @@ from ._pad import pad
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, \
     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d, \
     max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d
+from ._pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, \
+    adaptive_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
@@ -30,7 +32,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d",
            "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold", "pixel_shuffle",
-           "pixel_unshuffle"]
+           "pixel_unshuffle", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 
 
 def relu(input, inplace=False):

@@ -47,6 +47,12 @@ CASES = {
     "unpool3": (lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2), (2, 2, 4, 4, 4)),
     "unpool3_unbatched": (lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2), (2, 4, 4, 4)),
     "lp3": (lambda F, x: F.lp_pool3d(x.abs() + 0.1, 2, 2), (2, 2, 4, 4, 4)),
+    "max1_with_indices": (lambda F, x: F.max_pool1d_with_indices(x, 2), (2, 3, 7)),
+    "max2_with_indices": (lambda F, x: F.max_pool2d_with_indices(x, 2, 1, 1), (2, 3, 5, 5)),
+    "max3_with_indices": (lambda F, x: F.max_pool3d_with_indices(x, 2), (2, 2, 4, 4, 4)),
+    "adaptive_max1_with_indices": (lambda F, x: F.adaptive_max_pool1d_with_indices(x, 3), (2, 3, 7)),
+    "adaptive_max2_with_indices": (lambda F, x: F.adaptive_max_pool2d_with_indices(x, (2, 3)), (2, 3, 5, 5)),
+    "adaptive_max3_with_indices": (lambda F, x: F.adaptive_max_pool3d_with_indices(x, 2), (2, 2, 4, 4, 4)),
     "lp2": (lambda F, x: F.lp_pool2d(x.abs() + 0.1, 2, 2), (2, 3, 6, 6)),
     "lp2_stride": (lambda F, x: F.lp_pool2d(x.abs() + 0.1, 3.0, (2, 3), 1), (2, 3, 6, 6)),
     "lp1": (lambda F, x: F.lp_pool1d(x.abs() + 0.1, 3, 2), (2, 3, 6)),
@@ -166,7 +172,8 @@ def test_unpool_layer_matches_torch():
         y = lib.nn.MaxUnpool2d(2)(out, idx)
         y.sum().backward()
         assert repr(lib.nn.MaxUnpool2d(2)) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
-        assert repr(lib.nn.MaxUnpool3d(2, 1)) == "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(0, 0, 0))"
+        assert repr(lib.nn.MaxUnpool3d(2, 1)) == \
+            "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=(0, 0, 0))"
         assert repr(lib.nn.MaxUnpool1d(2)) == "MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))"
         if lib is numgrad:
             ours = (y.detach().numpy(), x.grad.numpy(), y.grad_fn.name())

@@ -4,7 +4,7 @@ gradients (zero signs not compared: BLAS and torch's kernels sum zeros in other 
 import numpy as np
 import pytest
 
-from helpers.edge_cases import DTYPES, F32
+from helpers.edge_cases import DTYPES
 from helpers.edge_compare import compare
 
 

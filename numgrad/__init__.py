@@ -37,6 +37,9 @@ from .utils.dlpack import from_dlpack, to_dlpack
 from . import profiler, viz  # after the tensor layer they draw and time
 from .kernels.cpu import host_memory as _host_memory, pool as _pool
 from .kernels.dispatch import get_num_threads, set_num_threads
+from .nn._pad import constant_pad_nd  # torch's top-level names of these nn ops
+from .nn.functional import adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d, conv_transpose1d, \
+    conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, pixel_shuffle, pixel_unshuffle
 
 __version__ = "0.1.0"
 

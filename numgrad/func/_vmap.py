@@ -128,27 +128,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         mapped, spec, size = _check_in_dims(func, in_dims, args)
-        generators = random_ops._generator
-        start = generators[0]
+        generator = random_ops.default_generator  # its NumPy stream is swapped while the batch runs
+        start = generator._rng
         if randomness != "same":  # 'different': one draw would be shared by the batch, random ops take the loop
-            generators[0] = _RefusingGenerator()
+            generator._rng = _RefusingGenerator()
         try:  # ('same' shares one draw across the batch, as the loop does)
             return _batched_call(func, mapped, spec, size, kwargs, out_dims)
         except Exception:  # noqa: BLE001 - no batching rule, or an error the loop below raises again for a sample
             pass
         finally:
-            generators[0] = start
+            generator._rng = start
         results = []
         try:
             for i in range(size):
                 if randomness == "error":
-                    generators[0] = _RefusingGenerator()
+                    generator._rng = _RefusingGenerator()
                 elif randomness == "same":  # every sample draws what the first one does
-                    generators[0] = copy.deepcopy(start)
+                    generator._rng = copy.deepcopy(start)
                 sample = [_sample(leaf, d, i) if d is not None else leaf for leaf, d in mapped]
                 results.append(func(*unflatten(sample, spec), **kwargs))
         finally:
             if randomness != "different":
-                generators[0] = generators[0] if randomness == "same" and results else start
+                generator._rng = generator._rng if randomness == "same" and results else start
         return _stacked(func, results, out_dims)
     return wrapped

@@ -15,6 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from .ops import einsum, reshaping, scan
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -256,6 +257,32 @@ class Tensor(TensorBase, result_class=True):
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
         return join.split(self, split_size, dim)
+    # ---- contractions, scans, rearrangements (ops/einsum.py, ops/scan.py, ops/reshaping.py) -------------
+    kron = einsum.kron
+    cumsum, cumprod, cummax, cummin = scan.cumsum, scan.cumprod, scan.cummax, scan.cummin
+    logcumsumexp, diff, cross = scan.logcumsumexp, scan.diff, scan.cross
+    tril, triu, roll, fliplr, flipud, rot90 = (reshaping.tril, reshaping.triu, reshaping.roll, reshaping.fliplr,
+                                               reshaping.flipud, reshaping.rot90)
+    repeat, tile, repeat_interleave = reshaping.repeat, reshaping.tile, reshaping.repeat_interleave
+    diagonal, diag, diag_embed, trace = reshaping.diagonal, reshaping.diag, reshaping.diag_embed, reshaping.trace
+    view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
+        reshaping.tensor_split
+
+    def flip(self, *dims):  # the method takes the dims spread out too
+        return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumsum(self, dim, dtype=dtype))
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumprod(self, dim, dtype=dtype))
+
+    def tril_(self, diagonal=0):
+        return self.copy_(reshaping.tril(self, diagonal))
+
+    def triu_(self, diagonal=0):
+        return self.copy_(reshaping.triu(self, diagonal))
+
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
 

@@ -8,6 +8,7 @@ from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
 from ..ops.random import generator as _generator
+from ..ops.reshaping import one_hot
 from ..tensor import Tensor
 from ._conv import conv2d, max_pool2d
 from ._linear import embedding, linear
@@ -17,7 +18,8 @@ from ._norm import batch_norm, layer_norm
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity"]
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
+           "one_hot"]
 
 
 def relu(input, inplace=False):

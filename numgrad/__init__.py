@@ -31,6 +31,7 @@ from .ops.random import (default_generator, get_rng_state, initial_seed, manual_
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.reshaping import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor

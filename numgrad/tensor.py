@@ -15,7 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
-from .ops import einsum, reshaping, scan
+from .ops import einsum, reshaping, scan, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -267,6 +267,11 @@ class Tensor(TensorBase, result_class=True):
     diagonal, diag, diag_embed, trace = reshaping.diagonal, reshaping.diag, reshaping.diag_embed, reshaping.trace
     view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
         reshaping.tensor_split
+
+    sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
+    median, nanmedian, mode, histc, multinomial = (sorting.median, sorting.nanmedian, sorting.mode, sorting.histc,
+                                                   sorting.multinomial)
+    unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
 
     def flip(self, *dims):  # the method takes the dims spread out too
         return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)

@@ -1,6 +1,4 @@
 """Scans along a dim (cumsum, cumprod, cummax, cummin, logcumsumexp) and the differences diff and cross."""
-import collections
-
 import numpy as np
 
 from .._core import dtypes
@@ -14,15 +12,10 @@ from . import creation, reduction, shape
 from .elementwise import apply
 from .indexing import scatter_into_zeros
 from .join import cat
+from .reduction import _return_type
 from .reshaping import flip
 
 __all__ = ["cross", "cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
-
-
-def _return_type(name):
-    cls = collections.namedtuple(name, ["values", "indices"], module="torch.return_types")
-    cls.__repr__ = lambda self: f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    return cls
 
 
 CUMMAX, CUMMIN = _return_type("cummax"), _return_type("cummin")

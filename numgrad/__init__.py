@@ -32,6 +32,7 @@ from .ops.einsum import *  # noqa: F401,F403
 from .ops.reshaping import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
+from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor

@@ -15,7 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
-from .ops import einsum, reshaping, scan, sorting
+from .ops import einsum, reshaping, scan, scatter as scatter_ops, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -272,6 +272,13 @@ class Tensor(TensorBase, result_class=True):
     median, nanmedian, mode, histc, multinomial = (sorting.median, sorting.nanmedian, sorting.mode, sorting.histc,
                                                    sorting.multinomial)
     unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
+
+    scatter_reduce, index_add, index_copy, index_fill = (scatter_ops.scatter_reduce, scatter_ops.index_add,
+                                                         scatter_ops.index_copy, scatter_ops.index_fill)
+    masked_scatter, take = scatter_ops.masked_scatter, scatter_ops.take
+    scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
+    index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
+    masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
 
     def flip(self, *dims):  # the method takes the dims spread out too
         return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)

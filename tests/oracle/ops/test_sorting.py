@@ -29,7 +29,8 @@ def _gradcheck(fn, *arrays):
     lambda lib, x: tuple(lib.median(x, 1)), lambda lib, x: tuple(lib.nanmedian(x, 1)), lambda lib, x: lib.median(x),
     lambda lib, x: lib.nanmedian(x), lambda lib, x: tuple(x.median(0, keepdim=True)),
     lambda lib, x: tuple(lib.mode(x)),
-    lambda lib, x: tuple(lib.mode(x[:, :4], 0)), lambda lib, x: tuple(x.mode(1, True)), lambda lib, x: lib.median(x[:, :6]),
+    lambda lib, x: tuple(lib.mode(x[:, :4], 0)), lambda lib, x: tuple(x.mode(1, True)),
+    lambda lib, x: lib.median(x[:, :6]),
     lambda lib, x: tuple(lib.median(x[:, :4], -1)), lambda lib, x: lib.nanmedian(x[0, 4:5]),
     lambda lib, x: tuple(lib.nanmedian(x[:, 4:5], 1)),
 ])

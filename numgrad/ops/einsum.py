@@ -1,11 +1,13 @@
 """Contractions built as torch builds them from differentiable ops: einsum, tensordot, kron (gradients come free)."""
 import math
 
+from .._core import dtypes
 from .._core.shapes import wrap_dim
+from ..node import needs_grad
 from ..tensor_base import TensorBase
 from . import reduction, shape
 from .elementwise import apply
-from .linalg import _unsafe_view, bmm, dot, mm
+from .linalg import _unsafe_view, bmm, mm
 from .reshaping import diagonal, movedim
 
 __all__ = ["einsum", "kron", "tensordot"]
@@ -144,7 +146,8 @@ def _contract(operands, parsed, out, ell_dims):
                                    f"with previously seen size {sizes[d]}")
             if d not in sizes or sizes[d] == 1:
                 sizes[d] = n
-            last[d] = i
+            if n != 1:  # the last operand where the dim is not 1 (torch's dim_last_op; 0 when none)
+                last[d] = i
         for d in order:  # a label this operand lacks: a new dim of size 1 at the end, then placed by the permute
             if d not in dims:
                 t = shape.unsqueeze(t, -1)
@@ -152,30 +155,26 @@ def _contract(operands, parsed, out, ell_dims):
         permuted.append(shape.permute(t, *[dims.index(d) for d in order]))
     n_out = len(out_dims)
     result, contracted = permuted[0], order[n_out:]
-    if len(permuted) > 1:  # dims no later operand has: summed now (squeezed when of size 1)
+    if len(permuted) > 1:  # dims no later operand has (other than as 1): summed now (squeezed when of size 1)
         dim = n_out
         for d in contracted:
-            if last[d] == 0:
+            if last.get(d, 0) == 0:
                 result = shape.squeeze(result, dim) if result._shape[dim] == 1 else reduction.sum(result, dim)
             else:
                 dim += 1
     for i in range(1, len(permuted)):
         operand, sum_dims, dim = permuted[i], [], n_out
         for d in contracted:
-            if last[d] < i:  # the result has dropped it already
+            if last.get(d, 0) < i:  # the result has dropped it already
                 operand = shape.squeeze(operand, dim)
             elif last[d] == i and result._shape[dim] == 1:
                 operand, result = reduction.sum(operand, dim), shape.squeeze(result, dim)
-            elif last[d] == i and operand._shape[dim] == 1:
-                result, operand = reduction.sum(result, dim), shape.squeeze(operand, dim)
             else:
                 if last[d] == i:
                     sum_dims.append(dim)
                 dim += 1
         if not sum_dims:
             result = apply("mul", result, operand)
-        elif len(sum_dims) == len(result._shape):
-            result = dot(shape.flatten(result), shape.flatten(operand))
         else:
             result = _sumproduct_pair(result, operand, sum_dims)
     if contracted:
@@ -187,7 +186,7 @@ def _contract(operands, parsed, out, ell_dims):
 
 
 def _sumproduct_pair(left, right, sum_dims):
-    """(left * right).sum(sum_dims, keepdim=True) through one bmm, as torch's sumproduct_pair."""
+    """(left * right).sum(sum_dims) through one bmm, as torch's sumproduct_pair."""
     lro, lo, ro = [], [], []
     lro_size = lo_size = ro_size = sum_size = 1
     for i in range(len(left._shape)):
@@ -208,6 +207,9 @@ def _sumproduct_pair(left, right, sum_dims):
         else:
             ro.append(i)
             ro_size *= right._shape[i]
+    if lo and ro and ro[-1] < lo[0]:  # torch swaps the operands so that bmm writes the output's order
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    left, right = _bmm_operands(left, right, lo_size * sum_size * ro_size)
     out_size = [left._shape[d] for d in lro] + [left._shape[d] for d in lo] + [1] * len(sum_dims) + \
         [right._shape[d] for d in ro]
     lperm, rperm = lro + lo + sum_dims + ro, lro + sum_dims + ro + lo
@@ -218,6 +220,28 @@ def _sumproduct_pair(left, right, sum_dims):
     right = shape.reshape(shape.permute(right, *rperm), lro_size, sum_size, ro_size)
     result = shape.permute(shape.view(bmm(left, right), *out_size), *operm)
     return shape.view(result, *[n for i, n in enumerate(result._shape) if i not in sum_dims])
+
+
+def _bmm_operands(left, right, work):
+    """torch's bmm refusals of mixed dtypes, worded by its path: the plain loop for less than 400 products (it
+    reads by the first operand's type), else BLAS's; with nothing to multiply it checks nothing and the result
+    takes the second operand's dtype."""
+    a, b = left._dtype, right._dtype
+    if not left.numel() or not right.numel():
+        if a is not b:
+            if needs_grad(left, right) and not b.is_floating_point:
+                raise RuntimeError(f"Autograd not support dtype: {b.word}")
+            left = left.to(b)
+        return left, right
+    if a is dtypes.bool_ and (b is dtypes.bool_ or work < 400):
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if a is not b:
+        if work < 400:
+            raise RuntimeError(f"expected scalar type {a.word} but found {b.word}")
+        if b.is_floating_point:
+            raise RuntimeError(f"expected scalar type {b.word} but found {a.word}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.c_name} != {b.c_name}")
+    return left, right
 
 
 def tensordot(a, b, dims=2, out=None):

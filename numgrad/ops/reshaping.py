@@ -84,6 +84,8 @@ def roll(input, shifts, dims=None):
         raise RuntimeError("`shifts` required")
     if dims and len(shifts) != len(dims) or not dims and len(shifts) != 1:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if dims and not input._shape:  # torch's roll takes no dim of a 0-d tensor
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     wrapped = [wrap_dim(d, len(input._shape)) for d in dims]
 
     def compute():
@@ -151,9 +153,10 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if nd < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    wrapped = tuple(wrap_dim(d, nd) for d in dims)  # a dim out of range first, then the dims as given
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    dims = tuple(wrap_dim(d, nd) for d in dims)
+    dims = wrapped
     k = operator.index(k) % 4
 
     def compute():
@@ -183,7 +186,8 @@ def repeat(input, *sizes):
     padded = (1,) * (len(reps) - len(input._shape)) + tuple(input._shape)
     target = [r * s for r, s in zip(reps, padded)]
     if any(n < 0 for n in target):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(target)}: {target}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {next(n for n in target if n < 0)}: "
+                           f"{target}")
 
     def compute():
         inter = [n for s in padded for n in (1, s)]
@@ -313,10 +317,10 @@ def _trace_backward(node, g):
 
 
 def trace(input):
-    if len(input._shape) != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {len(input._shape)}")
     if input._dtype is dtypes.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    if len(input._shape) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {len(input._shape)}")
     return _composed("TraceBackward0", _trace_backward, [input], lambda: reduction.sum(diagonal(input)))
 
 
@@ -372,6 +376,10 @@ def movedim(input, source, destination):
     for name, given, wrapped in (("source", src, src_w), ("destination", dst, dst_w)):
         if len(set(wrapped)) != len(wrapped):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if nd == 0:  # the tensor itself, as an alias
+        out = shape.view_of(input, input._data.view())
+        record("AliasBackward0", _alias_backward, [input], [out])
+        return out
     order = [-1] * nd
     for s, d in zip(src_w, dst_w):
         order[d] = s
@@ -381,6 +389,10 @@ def movedim(input, source, destination):
 
 
 moveaxis = movedim
+
+
+def _alias_backward(node, g):
+    return (g,)
 
 
 def unflatten(input, dim, sizes):

@@ -6,7 +6,7 @@ from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes, wrap_dim
 from .._core.warn import warn_once
 from ..kernels import dispatch
-from ..node import record
+from ..node import record, zero_gradients
 from ..tensor_base import TensorBase
 from . import creation, reduction, shape
 from .elementwise import apply
@@ -105,6 +105,8 @@ def _logcumsumexp_backward(node, g):
 
 
 def logcumsumexp(input, dim):
+    _check_dim("logcumsumexp", dim)
+    wrap_dim(dim, len(input._shape))  # the dim's range first, then the dtype, as torch
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{input._dtype.word}'")
     return _scan("logcumsumexp", np.logaddexp, input, dim, None, "LogcumsumexpBackward0", _logcumsumexp_backward)
@@ -140,6 +142,13 @@ def _cummaxmin_backward(node, g):
 
 def _cummaxmin(op, input, dim):
     _check_dim(op, dim)
+    if not input._shape and dim not in (0, -1):
+        raise IndexError(f"{op}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+    if input.numel() == 0:  # torch returns an empty result before it looks at the dim
+        values = TensorBase._make(input._data.copy(), input._dtype)
+        record("CummaxBackward0" if op == "cummax" else "CumminBackward0", zero_gradients, [input], [values])
+        return (CUMMAX if op == "cummax" else CUMMIN)(values, TensorBase._make(np.zeros(input._shape, np.int64),
+                                                                               dtypes.int64))
     d = wrap_dim(dim, len(input._shape))
     dispatch.require_host(op, input._data)
     if input._shape:

@@ -23,7 +23,12 @@ def _identity(reduce, np_dtype):
         return 0
     if reduce == "prod":
         return 1
-    lowest, highest = (-np.inf, np.inf) if np_dtype.kind == "f" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
+    if np_dtype.kind == "b":
+        lowest, highest = False, True
+    elif np_dtype.kind == "f":
+        lowest, highest = -np.inf, np.inf
+    else:
+        lowest, highest = np.iinfo(np_dtype).min, np.iinfo(np_dtype).max
     return lowest if reduce == "amax" else highest
 
 
@@ -52,6 +57,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = wrap_dim(dim, len(input._shape))
+    if reduce == "mean" and input._dtype is dtypes.bool_:  # the kernel's refusal, or its division's without one
+        kernel = "scatter_gather_tensor_cpu_reduce_mean" if index.numel() else "div_floor_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     t1, index1, src1 = _one_d(input), _one_d(index), _one_d(src)
     _check_index("scatter", t1, d, index1, src1)
     _check_index_bounds("scatter", t1, d, index1, src1)
@@ -119,6 +127,8 @@ def _check_source(op, input, d, index, source):
                            "scalar type")
     n = index.numel()
     got = source._shape[d] if source._shape else 1
+    if not source._shape and input._shape and d > 0:
+        raise RuntimeError(f"{op}(): Indexing dim {d} is out of bounds of the source tensor with dim 0")
     if n != got:
         raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to source.size(dim): ({got}), for dim: "
                            f"{d}")
@@ -147,6 +157,8 @@ def _index_write(data, d, index, source, mode):
 
 def _index_op(op, input, dim, index, source, mode, alpha=1):
     _check_vector_index(op, index)
+    if not input._shape and not index.numel() and op != "index_fill_":
+        raise IndexError(f"Dimension specified as {wrap_dim(dim, 0)} but tensor has no dimensions")
     d = wrap_dim(dim, len(input._shape))
     check_same_device(input, index, source if isinstance(source, TensorBase) else None)
     size = input._shape[d] if input._shape else 1
@@ -160,8 +172,9 @@ def _index_op(op, input, dim, index, source, mode, alpha=1):
         raise (RuntimeError if op == "index_add_" else IndexError)(message)
     dispatch.require_host(op[:-1], input._data)
     data = input._data.reshape(-1) if not input._shape else input._data
-    values = source._data.reshape(data.shape[:d] + (-1,) + data.shape[d + 1:]) if isinstance(source, TensorBase) \
-        else np.asarray(source).astype(data.dtype)
+    region = data.shape[:d] + (index.numel(),) + data.shape[d + 1:]
+    values = np.broadcast_to(source._data, region) if isinstance(source, TensorBase) else \
+        np.asarray(source).astype(data.dtype)
     if alpha != 1:
         values = (values * alpha).astype(data.dtype)
     out = dispatch.numpy_op(_index_write, data, d, index._data.reshape(-1), values, mode)
@@ -197,6 +210,12 @@ def _index_copy_backward(node, g):
 def index_copy(input, dim, index, source):
     _check_vector_index("index_copy_", index)
     d = wrap_dim(dim, len(input._shape))
+    if not source._shape and index.numel() != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {index.numel()})")
+    if not source._shape and input._shape:
+        sizes = " ".join(str(n) for k, n in enumerate(input._shape) if k != d)
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {sizes} at dimension {d} and source slice shape:  at dimension 0.")
     got = source._shape[d] if source._shape else 1
     if index.numel() != got:
         raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
@@ -221,6 +240,7 @@ def index_fill(input, dim, index, value):
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{len(value._shape)} dimension(s).")
     number = value.item() if is_tensor else value
+    wrap_dim(dim, len(input._shape))  # the dim's range before the value's
     dtypes.check_scalar_fits(number, input._dtype)
     out, d = _index_op("index_fill_", input, dim, index, number, "fill")
     record("IndexFillBackward1" if is_tensor else "IndexFillBackward0", _index_fill_backward,
@@ -278,6 +298,8 @@ def take(input, index):
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index._dtype.word}")
     size = input.numel()
     dispatch.require_host("take", input._data, index._data)
+    if not size and index.numel():
+        raise IndexError("take(): tried to take from an empty tensor")
     bad = _out_of_range(index, size)
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {size} elements.")

@@ -9,6 +9,7 @@ from .._core import dtypes
 from .._core.grad_mode import no_grad
 from .._core.shapes import wrap_dim
 from .._core.warn import warn_once
+from .. import lazy
 from ..kernels import dispatch
 from ..kernels.dispatch import views
 from ..node import record
@@ -84,6 +85,9 @@ def roll(input, shifts, dims=None):
         raise RuntimeError("`shifts` required")
     if dims and len(shifts) != len(dims) or not dims and len(shifts) != 1:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.numel() == 0:  # nothing to move: torch copies before it looks at the dims
+        return _composed("RollBackward0", _roll_backward, [input], lambda: shape.clone(input),
+                         {"shifts": shifts, "dims": dims if dims else None})
     if dims and not input._shape:  # torch's roll takes no dim of a 0-d tensor
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     wrapped = [wrap_dim(d, len(input._shape)) for d in dims]
@@ -127,8 +131,19 @@ def flip(input, dims):
         for d in wrapped if nd else ():
             n = out._shape[d]
             out = index_select(out, d, creation.arange(n - 1, -1, -1, device=input.device))
-        return shape.clone(out) if out is input else out
+        return shape.clone(out, "K") if out is input else shape.clone(_as_strided_like(out, input), "K")
     return _composed("FlipBackward0", _flip_backward, [input], compute, {"dims": tuple(wrapped)})
+
+
+def _as_strided_like(out, t):
+    """`out` (C order) seen with the memory order of dense `t`, so that a "K" clone copies it into t's layout, as
+    torch's flip lays out its result; other layouts as they are."""
+    data = t._data
+    if not dispatch.is_host(data) or data.flags.c_contiguous or not lazy.is_dense_array(data):
+        return out
+    like = np.empty_like(data, dtype=out._data.dtype)
+    like[...] = out._data
+    return TensorBase._make(like, out._dtype)
 
 
 def fliplr(input):

@@ -190,14 +190,15 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    for name, other in (("prepend", prepend), ("append", append)):
+        if other is not None:
+            _check_diff_operand(input, other, wrap_dim(dim, len(input._shape)), name)
+    if n == 0:  # the input itself, copied (prepend and append are only checked), before the dim is read
+        return creation.empty_like(input).copy_(input)
     d = wrap_dim(dim, len(input._shape))
-    _check_diff_operand(input, prepend, d, "prepend")
-    _check_diff_operand(input, append, d, "append")
     out = input
     if prepend is not None or append is not None:
         out = cat([t for t in (prepend, input, append) if t is not None], d)
-    if n == 0:
-        return creation.empty_like(out).copy_(out)
     length = out._shape[d] - 1
     for _ in range(min(n, out._shape[d])):
         hi, lo = out.narrow(d, 1, length), out.narrow(d, 0, length)

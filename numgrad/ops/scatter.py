@@ -146,7 +146,7 @@ def _out_of_range(index, size, negative=True):
 
 @np.errstate(all="ignore")
 def _index_write(data, d, index, source, mode):
-    out = data.copy()
+    out = data.copy(order="K" if mode == "fill" else "C")  # torch's index_fill keeps self's layout
     where = (slice(None),) * d + (index,)
     if mode == "add":
         np.add.at(out, where, source)
@@ -161,6 +161,7 @@ def _index_op(op, input, dim, index, source, mode, alpha=1):
         raise IndexError(f"Dimension specified as {wrap_dim(dim, 0)} but tensor has no dimensions")
     d = wrap_dim(dim, len(input._shape))
     check_same_device(input, index, source if isinstance(source, TensorBase) else None)
+    dispatch.require_host(op[:-1], input._data, index._data)
     size = input._shape[d] if input._shape else 1
     if isinstance(source, TensorBase):
         _check_source(op, input, d, index, source)
@@ -170,7 +171,6 @@ def _index_op(op, input, dim, index, source, mode, alpha=1):
         if op == "index_copy_":
             raise IndexError(f"{op}(): {message}")
         raise (RuntimeError if op == "index_add_" else IndexError)(message)
-    dispatch.require_host(op[:-1], input._data)
     data = input._data.reshape(-1) if not input._shape else input._data
     region = data.shape[:d] + (index.numel(),) + data.shape[d + 1:]
     values = np.broadcast_to(source._data, region) if isinstance(source, TensorBase) else \

@@ -4,6 +4,7 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.shapes import wrap_dim
+from .. import lazy
 from ..kernels import dispatch
 from ..node import record
 from ..tensor_base import TensorBase
@@ -33,6 +34,15 @@ def _sorted_order(data, axis, descending):
     return np.flip(n - 1 - reversed_order, axis)
 
 
+def _in_layout_of(arr, like):
+    """`arr` laid out as `like` when that is a dense host array in another order (torch's sort keeps it)."""
+    if not dispatch.is_host(like) or like.flags.c_contiguous or not lazy.is_dense_array(like):
+        return arr
+    out = np.empty_like(like, dtype=arr.dtype)  # (empty_like keeps a dense array's strides)
+    out[...] = arr
+    return out
+
+
 def _selected_backward(node, g):
     """The gradient of values picked at `indices` along `dim`: torch's value_selecting_reduction_backward."""
     d, idx, keepdim = node.saved("dim"), node.saved("indices"), node.saved("keepdim")
@@ -56,7 +66,8 @@ def sort(input, dim=-1, descending=False, stable=None):
         values, order = data.copy(), np.zeros((), np.int64)
     else:
         order = dispatch.numpy_op(_sorted_order, data, d, descending)
-        values = np.take_along_axis(data, order, d)
+        values = _in_layout_of(np.take_along_axis(data, order, d), data)
+        order = _in_layout_of(order, data)
     node = "SortBackward0" if stable is None else "SortBackward1"
     return _values_and_indices("sort", "sort", node, input, values, order.astype(np.int64), d)
 

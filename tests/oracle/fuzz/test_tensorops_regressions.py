@@ -80,3 +80,21 @@ def test_take_from_empty_and_index_fill_dim_first():
     check_error(lambda lib: lib.tensor([-4]).index_fill(1, lib.tensor([], dtype=lib.int64), float("nan")))
     check_error(lambda lib, x: lib.take(x, lib.tensor([1])), rand(0))
     check(lambda lib, x: lib.take(x, lib.tensor([], dtype=lib.int64)), rand(0))
+
+
+def test_layouts_and_empty_shortcuts():
+    """sort, argsort, flip (rot90 by 2) and index_fill keep a dense input's memory order, as torch's do (a later
+    view then fails or works as in torch); roll of an empty tensor copies it before reading its dims; diff with n=0
+    copies the input before reading its dim (prepend/append are only checked)."""
+    t = rand(3, 4)
+    check_error(lambda lib, x: x.t().sort(0).values.view(-1), t)
+    check_error(lambda lib, x: x.t().argsort(0).view(-1), t)
+    check_error(lambda lib, x: x.t().flip(0).view(-1), t)
+    check_error(lambda lib, x: lib.rot90(x.t(), 2).view(-1), t)
+    check_error(lambda lib, x: x.t().index_fill(0, lib.tensor([0]), 1.0).view(-1), t)
+    check(lambda lib, x: x.t().msort().reshape(-1), t)
+    check(lambda lib, x: lib.roll(x, (3, -2), (0, -2)), rand(0))
+    check_error(lambda lib, x: lib.roll(x, (3, -2), (0,)), rand(0))
+    check(lambda lib, x: lib.diff(x, n=0, dim=5), t)
+    check(lambda lib, x, p: lib.diff(x, n=0, prepend=p), t, rand(3, 1))
+    check_error(lambda lib, x, p: lib.diff(x, n=0, prepend=p), t, rand(2, 1))

@@ -44,6 +44,8 @@ def _scan(op, ufunc, t, dim, dtype, name, backward):
         out_dtype = t._dtype
     else:  # integers and bools add up in int64
         out_dtype = dtypes.int64
+    if out_dtype is dtypes.bool_:
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
     dispatch.require_host(op, t._data)
     data = dispatch.numpy_op(_accumulated, ufunc, t._data, d if t._shape else 0, out_dtype.np)
     out = TensorBase._make(data, out_dtype)

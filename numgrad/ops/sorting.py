@@ -81,6 +81,8 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    if input._dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     (data,) = _host("topk", input)
     d = wrap_dim(dim, data.ndim)
     size = data.shape[d] if data.ndim else 1
@@ -113,6 +115,8 @@ def _pick(op, name, node, input, dim, keepdim, position):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    if input._dtype is dtypes.bool_ and input._shape:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1
     if not 1 <= k <= size:
         d = wrap_dim(dim, len(input._shape))
@@ -137,11 +141,14 @@ def _evenly_backward(node, g):
 
 
 def _median(op, input, dim, keepdim, skip_nan):
+    if input._dtype is dtypes.bool_:
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if dim is None:
         (data,) = _host(op, input)
         flat = data.reshape(-1)
-        if flat.size == 0:
-            value = np.asarray(np.nan, data.dtype)
+        if flat.size == 0:  # NaN, which an integer result holds as its lowest value (torch's cast)
+            value = np.asarray(np.nan if data.dtype.kind == "f" else np.iinfo(data.dtype).min, data.dtype)
         else:
             ranked = np.sort(flat, kind="stable")
             value = ranked[_lower_median(ranked, skip_nan)]
@@ -261,6 +268,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError(f"torch.searchsorted(): side and right can't be set to opposites, got side of {side} "
                            f"while right was {right}")
     right = right or side == "right"
+    if sorted_sequence._dtype is dtypes.bool_:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     values = _as_values(input)
     boundaries, data = _host("searchsorted", sorted_sequence, values)
     if boundaries.ndim != 1 and boundaries.shape[:-1] != data.shape[:-1]:

@@ -280,7 +280,9 @@ class Tensor(TensorBase, result_class=True):
     index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
     masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
 
-    def flip(self, *dims):  # the method takes the dims spread out too
+    def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
+        if "dims" in kwargs:
+            return reshaping.flip(self, kwargs["dims"])
         return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
 
     def cumsum_(self, dim, *, dtype=None):

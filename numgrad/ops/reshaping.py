@@ -211,8 +211,8 @@ def repeat(input, *sizes):
     return _composed("RepeatBackward0", _repeat_backward, [input], compute, {"repeats": reps, "padded": padded})
 
 
-def tile(input, *dims):
-    reps = shape._shape_arg(dims)
+def tile(input, *dims, **kwargs):
+    reps = shape._shape_arg((kwargs["dims"],) if "dims" in kwargs else dims)
     reps = (1,) * (len(input._shape) - len(reps)) + reps
     return repeat(input, *reps)
 
@@ -414,7 +414,13 @@ def unflatten(input, dim, sizes):
     return shape.unflatten(input, dim, sizes)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() missing required argument 'indices_or_sections'" if not given else
+                        "tensor_split() got multiple values for argument 'indices_or_sections'")
+    indices_or_sections = given[0]
     if len(input._shape) == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, len(input._shape))

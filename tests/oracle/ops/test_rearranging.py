@@ -155,3 +155,15 @@ def test_rearranging_hypothesis(case):
         check(lambda lib, t: lib.diagonal(t, k, d1, d2), x)
         check(lambda lib, t: lib.rot90(t, k, (d1, d2)), x)
         check(lambda lib, t: lib.movedim(t, (d1, d2), (d2, d1)), x)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: x.flip(dims=(0,)), lambda lib, x: x.tile(dims=(2,)), lambda lib, x: lib.tile(x, dims=(2, 1)),
+    lambda lib, x: lib.tensor_split(x, sections=2, dim=1), lambda lib, x: x.tensor_split(indices=[1], dim=1),
+    lambda lib, x: x.roll(shifts=1, dims=0), lambda lib, x: lib.tril(x, diagonal=1),
+    lambda lib, x: lib.diagonal(x, offset=1, dim1=1, dim2=0), lambda lib, x: lib.diag(x, diagonal=-1),
+    lambda lib, x: lib.movedim(x, source=0, destination=1), lambda lib, x: lib.rot90(x, k=3, dims=[1, 0]),
+    lambda lib, x: lib.repeat_interleave(x, repeats=2, dim=0), lambda lib, x: lib.diag_embed(x, offset=1, dim1=0),
+])
+def test_keyword_arguments(fn):
+    check(fn, rand(3, 4))

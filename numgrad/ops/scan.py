@@ -118,22 +118,15 @@ def logcumsumexp(input, dim):
 
 @np.errstate(invalid="ignore")
 def _running_extreme(data, axis, largest):
-    """(values, indices) of the running max or min along `axis`; ties take the later index, a NaN wins."""
-    x = np.moveaxis(data, axis, -1)
-    values, indices = np.empty_like(x), np.empty(x.shape, np.int64)
-    floating = x.dtype.kind == "f"
-    best, where = None, None
-    for k in range(x.shape[-1]):
-        xk = x[..., k]
-        if best is None:
-            best, where = xk.copy(), np.zeros(xk.shape, np.int64)
-        else:
-            take = xk >= best if largest else xk <= best
-            if floating:
-                take = np.isnan(xk) | (~np.isnan(best) & take)
-            best, where = np.where(take, xk, best), np.where(take, k, where)
-        values[..., k], indices[..., k] = best, where
-    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
+    """(values, indices) of the running max or min along `axis`, as torch's loop: an element at least as large
+    (small) as the best so far takes its place, so ties take the later index, and a NaN wins (then each later NaN)."""
+    best = (np.maximum if largest else np.minimum).accumulate(data, axis=axis)
+    at = data == best
+    if data.dtype.kind == "f":
+        at |= np.isnan(data) & np.isnan(best)
+    positions = np.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - 1 - axis))
+    indices = np.maximum.accumulate(np.where(at, positions, -1), axis=axis).astype(np.int64)
+    return np.take_along_axis(data, indices, axis), indices  # the chosen elements: a later 0.0 over -0.0
 
 
 def _cummaxmin_backward(node, g):

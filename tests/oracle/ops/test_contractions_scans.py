@@ -208,3 +208,20 @@ def test_diff_prepend_append_and_types():
     check_error(lambda lib, x, p: lib.diff(x, prepend=p), rand(3, 4), rand(3))
     check_error(lambda lib, x, p: lib.diff(x, prepend=p), rand(3, 4), rand(2, 4))
     _gradcheck(lambda lib, x: lib.diff(x, n=2), rand(2, 5, dtype=F64))
+
+
+def test_cummax_cummin_ties_signed_zeros_nans_randomized():
+    """The running extreme takes each later element at least as large (small), a NaN and each later NaN: indices,
+    values and the sign of zeros as torch's loop gives them."""
+    rng = np.random.default_rng(0)
+    for trial in range(150):
+        shape = tuple(rng.integers(1, 5, size=rng.integers(1, 4)))
+        x = rng.choice([0., -0., 1., 2., np.nan, -1.], size=shape)
+        if trial % 3 == 0:
+            x = np.nan_to_num(x).astype(np.int64)
+        d = int(rng.integers(0, len(shape)))
+        for op in ("cummax", "cummin"):
+            a, b = getattr(torch, op)(torch.tensor(x), d), getattr(numgrad, op)(numgrad.tensor(x), d)
+            np.testing.assert_array_equal(b.indices.numpy(), a.indices.numpy())
+            np.testing.assert_array_equal(b.values.numpy(), a.values.numpy())
+            np.testing.assert_array_equal(np.signbit(b.values.numpy()), np.signbit(a.values.numpy()))

@@ -15,7 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
-from .ops import einsum, reshaping, scan, scatter as scatter_ops, sorting
+from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -269,8 +269,8 @@ class Tensor(TensorBase, result_class=True):
         reshaping.tensor_split
 
     sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
-    median, nanmedian, mode, histc, multinomial = (sorting.median, sorting.nanmedian, sorting.mode, sorting.histc,
-                                                   sorting.multinomial)
+    median, nanmedian, mode, histc = sorting.median, sorting.nanmedian, sorting.mode, sorting.histc
+    multinomial = random_ops.multinomial
     unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
 
     scatter_reduce, index_add, index_copy, index_fill = (scatter_ops.scatter_reduce, scatter_ops.index_add,

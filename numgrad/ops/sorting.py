@@ -1,5 +1,5 @@
 """Sorting and order statistics on the host: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique,
-unique_consecutive, searchsorted, bucketize, histc, multinomial. Ties keep the original order (a stable sort)."""
+unique_consecutive, searchsorted, bucketize, histc. Ties keep the original order (a stable sort)."""
 import numpy as np
 
 from .._core import dtypes
@@ -11,11 +11,10 @@ from ..tensor_base import TensorBase
 from . import shape
 from .elementwise import apply
 from .indexing import scatter_into_zeros
-from .random import generator as default_generator
 from .reduction import _return_type
 
-__all__ = ["argsort", "bucketize", "histc", "kthvalue", "median", "mode", "msort", "multinomial", "nanmedian",
-           "searchsorted", "sort", "topk", "unique", "unique_consecutive"]
+__all__ = ["argsort", "bucketize", "histc", "kthvalue", "median", "mode", "msort", "nanmedian", "searchsorted", "sort",
+           "topk", "unique", "unique_consecutive"]
 
 RETURN_TYPES = {name: _return_type(name) for name in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode")}
 
@@ -329,34 +328,3 @@ def histc(input, bins=100, min=0, max=0):
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{_nan_text(lo)}, {_nan_text(hi)}] is not finite")
     return TensorBase._make(dispatch.numpy_op(_histogram, data, bins, lo, hi), input._dtype)
-
-
-# ---- multinomial ---------------------------------------------------------------------------------------
-
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    if not input._dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input._dtype.word}")
-    if len(input._shape) not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    n = input._shape[-1]
-    if not replacement and num_samples > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    (data,) = _host("multinomial", input)
-    probs = np.asarray(data, np.float64).reshape(-1, n)
-    if not np.isfinite(probs).all() or (probs < 0).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    totals = probs.sum(-1, keepdims=True)
-    if (totals <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = generator if generator is not None else default_generator()
-    if replacement:
-        cumulative = np.cumsum(probs / totals, -1)
-        draws = rng.random((len(probs), num_samples))
-        picks = np.stack([np.minimum(np.searchsorted(c, u, side="right"), n - 1) for c, u in zip(cumulative, draws)])
-    else:  # the exponential trick, as torch: the largest p / E with E ~ Exp(1), zero probabilities last
-        keys = probs / rng.exponential(size=probs.shape)
-        picks = _sorted_order(keys, 1, True)[:, :num_samples]
-    out = picks.astype(np.int64).reshape(*input._shape[:-1], num_samples)
-    return TensorBase._make(dispatch.place(out, input.device), dtypes.int64)

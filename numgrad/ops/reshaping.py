@@ -21,7 +21,7 @@ from .join import cat
 
 __all__ = ["diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_tensor", "meshgrid", "moveaxis",
            "movedim", "numel", "repeat_interleave", "roll", "rot90", "tensor_split", "tile", "trace", "tril",
-           "triu", "unflatten", "view_as"]
+           "triu", "unflatten"]
 
 
 def _composed(name, backward, inputs, compute, saved=None):

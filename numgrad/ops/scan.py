@@ -8,11 +8,10 @@ from .._core.warn import warn_once
 from ..kernels import dispatch
 from ..node import record, zero_gradients
 from ..tensor_base import TensorBase
-from . import creation, reduction, shape
+from . import creation, reduction
 from .elementwise import apply
-from .indexing import scatter_into_zeros
 from .join import cat
-from .reduction import _return_type
+from .reduction import _indices_backward, _return_type
 from .reshaping import flip
 
 __all__ = ["cross", "cummax", "cummin", "cumprod", "cumsum", "diff", "logcumsumexp"]
@@ -129,12 +128,6 @@ def _running_extreme(data, axis, largest):
     return np.take_along_axis(data, indices, axis), indices  # the chosen elements: a later 0.0 over -0.0
 
 
-def _cummaxmin_backward(node, g):
-    if not node.input_shape(0):
-        return (g,)
-    return (scatter_into_zeros(node.input_shape(0), node.saved("dim"), node.saved("indices"), g),)
-
-
 def _cummaxmin(op, input, dim):
     _check_dim(op, dim)
     if not input._shape and dim not in (0, -1):
@@ -151,8 +144,8 @@ def _cummaxmin(op, input, dim):
     else:
         values, indices = input._data.copy(), np.zeros((), np.int64)
     values, indices = TensorBase._make(values, input._dtype), TensorBase._make(indices, dtypes.int64)
-    record("CummaxBackward0" if op == "cummax" else "CumminBackward0", _cummaxmin_backward, [input], [values],
-           {"dim": d, "indices": indices, "self": input})
+    record("CummaxBackward0" if op == "cummax" else "CumminBackward0", _indices_backward, [input], [values],
+           {"dim": d, "indices": indices, "keepdim": True, "self": input})
     return (CUMMAX if op == "cummax" else CUMMIN)(values, indices)
 
 

@@ -8,10 +8,8 @@ from .. import lazy
 from ..kernels import dispatch
 from ..node import record
 from ..tensor_base import TensorBase
-from . import shape
 from .elementwise import apply
-from .indexing import scatter_into_zeros
-from .reduction import _return_type
+from .reduction import _indices_backward, _return_type  # the gradient of values picked at indices
 
 __all__ = ["argsort", "bucketize", "histc", "kthvalue", "median", "mode", "msort", "nanmedian", "searchsorted", "sort",
            "topk", "unique", "unique_consecutive"]
@@ -42,19 +40,9 @@ def _in_layout_of(arr, like):
     return out
 
 
-def _selected_backward(node, g):
-    """The gradient of values picked at `indices` along `dim`: torch's value_selecting_reduction_backward."""
-    d, idx, keepdim = node.saved("dim"), node.saved("indices"), node.saved("keepdim")
-    if not node.input_shape(0):
-        return (g.reshape(()),)
-    if not keepdim:
-        g, idx = shape.unsqueeze(g, d), shape.unsqueeze(idx, d)
-    return (scatter_into_zeros(node.input_shape(0), d, idx, g),)
-
-
 def _values_and_indices(op, name, node, t, values, indices, d, keepdim=True):
     values, indices = TensorBase._make(values, t._dtype), TensorBase._make(indices, dtypes.int64)
-    record(node, _selected_backward, [t], [values], {"dim": d, "indices": indices, "keepdim": keepdim})
+    record(node, _indices_backward, [t], [values], {"dim": d, "indices": indices, "keepdim": keepdim})
     return RETURN_TYPES[name](values, indices)
 
 

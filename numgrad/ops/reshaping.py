@@ -230,10 +230,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         elif len(repeats._shape) == 1 and repeats._shape[0] != input._shape[d]:
             raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                                f"{repeats._shape[0]} and input.size({d}) = {input._shape[d]}")
-        return index_select(input, d, _repeat_indices(repeats))
+        indices = _repeat_indices(repeats)
+        if output_size is not None and output_size != indices.numel():
+            raise RuntimeError("allocated size does not match required size")
+        return index_select(input, d, indices)
     repeats = operator.index(repeats)
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
+    if output_size is not None and output_size != input._shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {input._shape[d] * repeats} but got "
+                           f"{output_size}")
     sizes = list(input._shape)
     out = shape.expand(shape.unsqueeze(input, d + 1), *sizes[:d + 1], repeats, *sizes[d + 1:])
     sizes[d] *= repeats

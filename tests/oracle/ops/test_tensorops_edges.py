@@ -44,6 +44,10 @@ CASES = {
  "index_fill_0d": lambda L: L.tensor(3.).index_fill(0, L.tensor([0]), 1.),
  "cross_int": lambda L: L.cross(L.tensor([1, 2, 3]), L.tensor([4, 5, 6]), dim=0),
  "diff_bool_prepend": lambda L: L.diff(L.tensor([True, False]), prepend=L.tensor([True])),
+ "ri_output_size": lambda L: L.arange(3.).repeat_interleave(2, output_size=6),
+ "ri_output_size_bad": lambda L: L.arange(3.).repeat_interleave(2, output_size=5),
+ "ri_tensor_output_size": lambda L: L.arange(3.).repeat_interleave(L.tensor([1, 2, 0]), dim=0, output_size=3),
+ "ri_tensor_output_size_bad": lambda L: L.arange(3.).repeat_interleave(L.tensor([1, 2, 0]), dim=0, output_size=4),
  "einsum_int": lambda L: L.einsum("ij,jk->ik", L.ones(2, 30, dtype=L.int64), L.ones(30, 20, dtype=L.int64)),
 }
 

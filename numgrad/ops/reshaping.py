@@ -188,10 +188,23 @@ def rot90(input, k=1, dims=(0, 1)):
 # ---- repeat / tile / repeat_interleave ---------------------------------------------------------------
 
 def _repeat_backward(node, g):
-    reps, padded = node.saved("repeats"), node.saved("padded")
-    inter = [n for pair in zip(reps, padded) for n in pair]
-    summed = reduction.sum(shape.reshape(g, *inter), list(range(0, len(inter), 2))) if inter else g
-    return (shape.reshape(summed, *node.input_shape(0)),)
+    """torch's repeat_backward: zeros when a repeat is 0; the added leading dims summed away; each repeated dim
+    split into (repeat, size) by one reshape, then the repeats summed."""
+    reps, input_shape = node.saved("repeats"), node.input_shape(0)
+    if 0 in reps:
+        return (creation.zeros(*input_shape, dtype=g.dtype, device=g.device),)
+    lead = len(g._shape) - len(input_shape)
+    for _ in range(lead):
+        g = reduction.sum(g, 0)
+    grad_size, sum_dims = [], []
+    for n, r in zip(input_shape, reps[lead:]):
+        if r != 1:
+            grad_size.append(r)
+            sum_dims.append(len(grad_size) - 1)
+        grad_size.append(n)
+    if sum_dims:
+        g = reduction.sum(shape.reshape(g, *grad_size), sum_dims)
+    return (g,)
 
 
 def repeat(input, *sizes):

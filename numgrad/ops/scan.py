@@ -34,7 +34,7 @@ def _accumulated(ufunc, data, axis, np_dtype):
     return ufunc.accumulate(data.astype(wide), axis=axis).astype(np_dtype)
 
 
-def _scan(op, ufunc, t, dim, dtype, name, backward):
+def _scan(op, ufunc, t, dim, dtype, name, backward, saves=True):
     _check_dim(op, dim)
     d = wrap_dim(dim, len(t._shape))
     if dtype is not None:
@@ -48,7 +48,8 @@ def _scan(op, ufunc, t, dim, dtype, name, backward):
     dispatch.require_host(op, t._data)
     data = dispatch.numpy_op(_accumulated, ufunc, t._data, d if t._shape else 0, out_dtype.np)
     out = TensorBase._make(data, out_dtype)
-    record(name, backward, [t], [out], {"dim": d, "self": t}, {"result": 0})
+    # (cumsum's backward reads neither its input nor its result: an in-place write to them is no error)
+    record(name, backward, [t], [out], {"dim": d, "self": t} if saves else {"dim": d}, {"result": 0} if saves else ())
     return out
 
 
@@ -64,7 +65,7 @@ def _cumsum_backward(node, g):
 
 
 def cumsum(input, dim, *, dtype=None):
-    return _scan("cumsum", np.add, input, dim, dtype, "CumsumBackward0", _cumsum_backward)
+    return _scan("cumsum", np.add, input, dim, dtype, "CumsumBackward0", _cumsum_backward, saves=False)
 
 
 def _cumprod_backward(node, g):

@@ -98,3 +98,14 @@ def test_layouts_and_empty_shortcuts():
     check(lambda lib, x: lib.diff(x, n=0, dim=5), t)
     check(lambda lib, x, p: lib.diff(x, n=0, prepend=p), t, rand(3, 1))
     check_error(lambda lib, x, p: lib.diff(x, n=0, prepend=p), t, rand(2, 1))
+
+
+def test_cumsum_saves_nothing_and_repeat_backward_as_torch():
+    """cumsum's node saved its input and result, so an in-place write to them made backward raise where torch's
+    (which saves neither) does not; repeat's backward reshaped the padded dims too, so an empty tile with a -1
+    repeat failed with another shape in the message than torch's repeat_backward."""
+    check(lambda lib, x: x.permute(1, 2, 0).cumsum(-1).zero_(), rand(0, 2, 0))
+    check(lambda lib, x: x.cumsum(0).mul_(2), rand(3))
+    check_error(lambda lib, x: lib.tile(lib.diff(x), (2, -1)).sum().backward(), rand(1))
+    check(lambda lib, x: x.repeat(2, 1, 3), rand(2, 2))
+    check(lambda lib, x: x.repeat(2, 0, 3), rand(2, 2))

@@ -167,3 +167,12 @@ def test_rearranging_hypothesis(case):
 ])
 def test_keyword_arguments(fn):
     check(fn, rand(3, 4))
+
+
+def test_in_place_write_through_a_diagonal_view():
+    def fn(lib, x):
+        y = x.clone()
+        d = y.diagonal(1)
+        d.mul_(3)
+        return y * y, d
+    check(fn, rand(3, 4))

@@ -29,6 +29,11 @@ from .ops.linalg import *  # noqa: F401,F403
 from .ops.generator import Generator
 from .ops.random import (default_generator, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand,
                          rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state)
+from .ops.einsum import *  # noqa: F401,F403
+from .ops.reshaping import *  # noqa: F401,F403
+from .ops.scan import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
+from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor

@@ -15,6 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -256,6 +257,46 @@ class Tensor(TensorBase, result_class=True):
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
         return join.split(self, split_size, dim)
+    # ---- contractions, scans, rearrangements (ops/einsum.py, ops/scan.py, ops/reshaping.py) -------------
+    kron = einsum.kron
+    cumsum, cumprod, cummax, cummin = scan.cumsum, scan.cumprod, scan.cummax, scan.cummin
+    logcumsumexp, diff, cross = scan.logcumsumexp, scan.diff, scan.cross
+    tril, triu, roll, fliplr, flipud, rot90 = (reshaping.tril, reshaping.triu, reshaping.roll, reshaping.fliplr,
+                                               reshaping.flipud, reshaping.rot90)
+    repeat, tile, repeat_interleave = reshaping.repeat, reshaping.tile, reshaping.repeat_interleave
+    diagonal, diag, diag_embed, trace = reshaping.diagonal, reshaping.diag, reshaping.diag_embed, reshaping.trace
+    view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
+        reshaping.tensor_split
+
+    sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
+    median, nanmedian, mode, histc = sorting.median, sorting.nanmedian, sorting.mode, sorting.histc
+    multinomial = random_ops.multinomial
+    unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
+
+    scatter_reduce, index_add, index_copy, index_fill = (scatter_ops.scatter_reduce, scatter_ops.index_add,
+                                                         scatter_ops.index_copy, scatter_ops.index_fill)
+    masked_scatter, take = scatter_ops.masked_scatter, scatter_ops.take
+    scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
+    index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
+    masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
+
+    def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
+        if "dims" in kwargs:
+            return reshaping.flip(self, kwargs["dims"])
+        return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumsum(self, dim, dtype=dtype))
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumprod(self, dim, dtype=dtype))
+
+    def tril_(self, diagonal=0):
+        return self.copy_(reshaping.tril(self, diagonal))
+
+    def triu_(self, diagonal=0):
+        return self.copy_(reshaping.triu(self, diagonal))
+
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
 

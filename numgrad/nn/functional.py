@@ -8,6 +8,7 @@ from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
 from ..ops.random import generator as _generator
+from ..ops.reshaping import one_hot
 from ..tensor import Tensor
 from ._conv import conv1d, conv2d, conv3d, max_pool2d
 from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -33,7 +34,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold", "pixel_shuffle",
            "pixel_unshuffle", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
-           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+           "one_hot"]
 
 
 def relu(input, inplace=False):

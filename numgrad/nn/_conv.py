@@ -146,18 +146,12 @@ def _pad_after(input, extra):
     return input
 
 
-def _check_conv(input, weight, bias, stride, padding, dilation, groups):
-    """torch's checks of a batched (N, C, *spatial) convolution's arguments, in its order (at::_convolution, then
-    check_shape_forward, then the CPU kernel's own); returns stride, padding and dilation as pairs."""
-    k = weight.dim() - 2
-    if k <= 0:
-        raise RuntimeError("weight should have at least three dimensions")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    stride, padding, dilation = (_expand(v, name, k) for v, name in
-                                 ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+def check_common(input, weight, groups, stride, padding, dilation, output_padding=()):
+    """The checks a convolution and a transposed one share, in torch's order; returns the weight's shape."""
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d < 0 for d in dilation):
@@ -172,6 +166,20 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
     if wshape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{wshape}] instead")
+    return wshape
+
+
+def _check_conv(input, weight, bias, stride, padding, dilation, groups):
+    """torch's checks of a batched (N, C, *spatial) convolution's arguments, in its order (at::_convolution, then
+    check_shape_forward, then the CPU kernel's own); returns stride, padding and dilation as pairs."""
+    k = weight.dim() - 2
+    if k <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride, padding, dilation = (_expand(v, name, k) for v, name in
+                                 ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+    wshape = check_common(input, weight, groups, stride, padding, dilation)
     if input.shape[1] != wshape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {wshape}, expected input{list(input.shape)} to have "
                            f"{wshape[1] * groups} channels, but got {input.shape[1]} channels instead")

@@ -10,7 +10,7 @@ from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
 from ._common import new_tensor, wants
-from ._conv import _expand, _grouped, geometry, im2col, op_ints
+from ._conv import _expand, _grouped, check_common, geometry, im2col, op_ints
 
 _AXES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
 
@@ -40,24 +40,7 @@ def _check(input, weight, bias, stride, padding, output_padding, groups, dilatio
     k = weight.dim() - 2
     stride, padding, dilation, output_padding = (_expand(v, name, k) for v, name in (
         (stride, "stride"), (padding, "padding"), (dilation, "dilation"), (output_padding, "output_padding")))
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d < 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
-    wshape = list(weight.shape)
-    if weight.dim() != input.dim():
-        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight {wshape}, "
-                           f"but got {input.dim()}-dimensional input of size {list(input.shape)} instead")
-    if wshape[0] < groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
-                           f"weight of size {wshape} instead")
-    if wshape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size [{wshape}] instead")
+    wshape = check_common(input, weight, groups, stride, padding, dilation, output_padding)
     if input.shape[1] != wshape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected input{list(input.shape)} to have "
                            f"{wshape[0]} channels, but got {input.shape[1]} channels instead")

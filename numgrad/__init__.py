@@ -5,8 +5,9 @@ from . import autograd, cuda, nn, optim, utils
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
-from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
-                           set_default_dtype)
+from ._core.dtypes import (bfloat16, bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
+                           half, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short,
+                           uint8)
 from ._core.printing import get_printoptions, set_printoptions
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
@@ -18,6 +19,7 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            ones_like, tensor, zeros, zeros_like)
 from .ops.functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins, as torch does
+from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403

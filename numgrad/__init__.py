@@ -23,6 +23,7 @@ from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
+from .ops.legacy import *  # noqa: F401,F403  FloatTensor, LongTensor, ...
 from .ops.random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save

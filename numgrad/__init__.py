@@ -9,6 +9,7 @@ from ._core.dtypes import (bfloat16, bool_ as bool, double, float, float16, floa
                            half, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short,
                            uint8)
 from ._core.printing import get_printoptions, set_printoptions
+from ._core.type_info import finfo, iinfo
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
 from .compile import compile, explain

@@ -60,6 +60,19 @@ def _by_name(name):
     return _BY_NAME[name]
 
 
+_BY_LEGACY_NAME = {f"torch.{d.word}Tensor": d for d in ALL}
+
+
+def from_legacy_type(t):
+    """The dtype of a legacy tensor type or its name (torch.FloatTensor, 'torch.IntTensor'), as Tensor.type
+    takes them; other values as they are."""
+    if isinstance(t, str):
+        if t not in _BY_LEGACY_NAME:
+            raise ValueError(f"invalid type: '{t}'")
+        return _BY_LEGACY_NAME[t]
+    return t if isinstance(t, dtype) else getattr(t, "dtype", t)
+
+
 def get_default_dtype():
     return _default_float[0]
 

@@ -345,3 +345,32 @@ def test_integer_index_tensors(d):
     check(lambda L: x(L).gather(1, L.tensor([[2], [0]], dtype=getattr(L, d))))
     check(lambda L: L.nn.functional.embedding(L.tensor([1, 0], dtype=getattr(L, d)), x(L)))
     check(lambda L: x(L).scatter_add(1, L.tensor([[2], [0]], dtype=getattr(L, d)), L.ones(2, 1)))
+
+
+@pytest.mark.parametrize("d", NARROW)
+def test_save_and_load_keep_the_dtype(d, tmp_path):
+    x = _t(numgrad, d, 12, shape=(3, 4))
+    numgrad.save({"x": x, "row": x[1]}, tmp_path / "t.pt")
+    back = numgrad.load(tmp_path / "t.pt")
+    assert repr(back["x"]) == repr(x) == repr(_t(torch, d, 12, shape=(3, 4)))
+    assert repr(back["row"]) == repr(x[1])
+
+
+@pytest.mark.parametrize("d", [None, *HALVES, "float32", "float64"])
+def test_finfo(d):
+    ours, theirs = (L.finfo() if d is None else L.finfo(getattr(L, d)) for L in (numgrad, torch))
+    assert repr(ours) == repr(theirs)
+    for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert getattr(ours, attr) == getattr(theirs, attr) and type(getattr(ours, attr)) is type(getattr(theirs, attr))
+
+
+@pytest.mark.parametrize("d", [*INTS, "int64"])
+def test_iinfo(d):
+    ours, theirs = numgrad.iinfo(getattr(numgrad, d)), torch.iinfo(getattr(torch, d))
+    assert repr(ours) == repr(theirs) and (ours.bits, ours.max, ours.min, ours.dtype) == \
+        (theirs.bits, theirs.max, theirs.min, theirs.dtype)
+
+
+def test_info_refusals():
+    check(lambda L: L.finfo(L.int32))
+    check(lambda L: L.iinfo(L.float16))

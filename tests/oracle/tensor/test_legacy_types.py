@@ -68,3 +68,14 @@ def test_variable():
         assert isinstance(L.ones(1), L.autograd.Variable) and not isinstance(3, L.autograd.Variable)
     assert repr(numgrad.autograd.Variable) == repr(torch.autograd.Variable)
     assert _outcome(lambda L: L.autograd.Variable(3), numgrad) == _outcome(lambda L: L.autograd.Variable(3), torch)
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_tensor_type_converts_to_a_legacy_type(name):
+    for make in (lambda L: L.ones(2).type(getattr(L, name)), lambda L: L.ones(2).type(f"torch.{name}")):
+        assert _outcome(make, numgrad) == _outcome(make, torch)
+
+
+def test_tensor_type_refuses_an_unknown_name():
+    assert _outcome(lambda L: L.ones(2).type("torch.FooTensor"), numgrad) == \
+        _outcome(lambda L: L.ones(2).type("torch.FooTensor"), torch)

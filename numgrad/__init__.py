@@ -1,7 +1,8 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, nn, optim, utils
+from . import amp, autograd, cuda, nn, optim, utils
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device

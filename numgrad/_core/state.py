@@ -17,6 +17,7 @@ class _ThreadState(threading.local):
         self.in_place = False  # an in-place op is computing its result (it may record an integer one)
         self.recorder = None  # numgrad.compile's recorder while it traces a call in this thread (kernels/tape.py)
         self.riders = None  # inside backward (fusion on): pending leaf gradients a row kernel may compute (lazy.py)
+        self.autocast = None  # the lower-precision dtype of CPU autocast while it is on (ops/autocast.py)
 
 
 STATE = _ThreadState()

@@ -11,6 +11,7 @@ from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
 from ..ops import join
+from ..ops import autocast
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, wants
 
@@ -202,6 +203,7 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
+@autocast.lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views

@@ -11,6 +11,7 @@ from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..spec.table import ELEMENTWISE
 from ..node import record
+from ..ops import autocast
 from ..ops.indexing import index_put, long_index
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
@@ -76,6 +77,7 @@ def _plus_bias(product, bias, dtype, device):
 _ADD = ELEMENTWISE["add"]
 
 
+@autocast.lower_precision
 def linear(input, weight, bias=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")

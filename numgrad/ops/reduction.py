@@ -455,7 +455,7 @@ def _var_grad(node, g):
     centre = mean(a, node.saved("axes"), keepdim=True)
     dof = n - c
     if dof <= 0 and (node.saved("dim") is None or not a._shape):
-        return g * apply("where", a == centre, float("nan"), float("inf"))
+        return g * apply("where", a == centre, float("nan"), float("inf")).to(g._dtype)  # (a half g stays half)
     return (2.0 / dof if dof else float("inf")) * g * (a - centre)
 
 

@@ -374,3 +374,32 @@ def test_iinfo(d):
 def test_info_refusals():
     check(lambda L: L.finfo(L.int32))
     check(lambda L: L.iinfo(L.float16))
+
+
+@pytest.mark.parametrize("d", HALVES)
+def test_half_module_step(d):
+    """A Linear layer cast with .half()/.bfloat16(), its cross-entropy and gradients, against torch's with the
+    same weights (each op rounds once; log_softmax's backward is composed here, within an ulp or two)."""
+    rng = np.random.default_rng(3)
+    weight, bias, x = rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal((5, 4))
+    results = []
+    for L in (torch, numgrad):
+        layer = getattr(L.nn.Linear(4, 3), "half" if d == "float16" else "bfloat16")()
+        with L.no_grad():
+            layer.weight.copy_(L.tensor(weight)), layer.bias.copy_(L.tensor(bias))
+        loss = L.nn.functional.cross_entropy(layer(L.tensor(x).to(getattr(L, d))), L.tensor([0, 1, 2, 1, 0]))
+        loss.backward()
+        results.append([loss, layer.weight.grad, layer.bias.grad])
+    for a, b in zip(*results):
+        (va, da), (vb, db) = _plain(a), _plain(b)
+        assert db == da
+        np.testing.assert_allclose(vb, va, rtol=2e-2, atol=1e-2)
+
+
+def test_dtype_conversions_carry_gradients_back():
+    def run(L):
+        w = L.tensor([1.5, -2.25, 3.0], requires_grad=True)
+        y = (w.half() * 3).float().sum() + (w.bfloat16() ** 2).sum().float()
+        y.backward()
+        return y, w.grad
+    check(run)

@@ -9,7 +9,8 @@ import numpy as np
 class dtype:
     """A tensor element type; printed as torch prints its own (`torch.float32`) so reprs match."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "word", "c_name", "kernel", "is_signed")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_rank", "word", "c_name", "kernel", "is_signed",
+                 "is_narrow")
 
     def __init__(self, name, np_dtype, is_floating_point, rank, word, c_name, kernel=None):
         self.name, self.np, self.is_floating_point, self._rank = name, np.dtype(np_dtype), is_floating_point, rank
@@ -20,14 +21,10 @@ class dtype:
         # torch's CPU kernels compute half types in float, then stored (rounded, or wrapped) in this dtype;
         # so that each op compiles for 4 dtypes, not 10
         self.kernel = kernel or self
+        self.is_narrow = kernel is not None  # stored in a dtype the kernels do not compute in
         self.is_signed = name != "uint8" and name != "bool"
 
     is_complex = False
-
-    @property
-    def is_narrow(self):
-        """Stored in a dtype the kernels do not compute in (see `kernel`)."""
-        return self.kernel is not self
 
     def __repr__(self):
         return "torch." + self.name

@@ -6,5 +6,5 @@ from .variable import Variable
 from .._core.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                set_grad_enabled)
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "backward", "grad", "graph", "Variable", "no_grad", "enable_grad",
-           "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "backward", "grad", "graph", "Variable", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled"]

@@ -258,7 +258,8 @@ def clamp(input, min=None, max=None):
         if input.dtype is bool_ and (min is None or max is None):  # torch's clamp_min/max(Tensor): maximum's kernel
             return apply("maximum", input, min) if max is None else apply("minimum", input, max)
         low, high = (-np.inf, np.inf) if input.dtype.is_floating_point else (
-            (False, True) if input.dtype is bool_ else (int(np.iinfo(input.dtype.np).min), int(np.iinfo(input.dtype.np).max)))
+            (False, True) if input.dtype is bool_ else
+            (int(np.iinfo(input.dtype.np).min), int(np.iinfo(input.dtype.np).max)))
         lo = min if min is not None else creation.full_like(input, low)
         hi = max if max is not None else creation.full_like(input, high)
         return apply("clamp_tensor", input, lo, hi)

@@ -553,7 +553,7 @@ def _row_kernel_applies(t, d):
     """The last-dim row kernels serve float tensors outside create_graph (which needs tensor ops)."""
     shape = t._shape
     return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and\
-        t._dtype.is_floating_point and not t._dtype.is_narrow and not t.is_cuda  # GPU: composed of reductions and a fused region
+        t._dtype.is_floating_point and not t._dtype.is_narrow and not t.is_cuda  # GPU: reductions and a fused region
 
 
 def _softmax_dtype(t, dtype, dim, log):

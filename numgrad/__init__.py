@@ -1,13 +1,16 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import accelerator, autograd, backends, cuda, distributed, func, nn, optim, utils
+from . import accelerator, amp, autograd, backends, cuda, distributed, func, nn, optim, utils
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
-from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
-                           set_default_dtype)
+from ._core.dtypes import (bfloat16, bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
+                           half, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short,
+                           uint8)
 from ._core.printing import get_printoptions, set_printoptions
+from ._core.type_info import finfo, iinfo
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
 from .backends._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
@@ -23,10 +26,12 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            ones_like, tensor, zeros, zeros_like)
 from .ops.functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins, as torch does
+from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.generator import Generator
+from .ops.legacy import *  # noqa: F401,F403  FloatTensor, LongTensor, ...
 from .ops.random import (default_generator, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand,
                          rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state)
 from .ops.einsum import *  # noqa: F401,F403

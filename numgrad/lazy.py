@@ -18,6 +18,7 @@ import numpy as np
 
 from ._core.state import NEW_THREADS, STATE
 from .kernels import dispatch, lower, tape
+from .kernels.arrays import WIDER, widened
 from .kernels.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
@@ -302,7 +303,7 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=No
                     pending_inputs.append(e)
                     continue
                 arr = e.arr
-            if EXPORTED and is_exported(arr):
+            if EXPORTED and is_exported(arr) or arr.dtype in WIDER:  # (a narrow dtype is cast first)
                 return None
             arrays.append(arr)
     if size > MAX_REGION:
@@ -376,6 +377,8 @@ def tensor_value(program, t):
         arr = e.arr
     if tape.active and STATE.recorder is not None:
         STATE.recorder.seen(t, arr)
+    if arr.__class__ is np.ndarray and arr.dtype in WIDER:
+        arr = widened(arr)
     return program.leaf(arr, KERNEL_DTYPE[arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)])
 
 

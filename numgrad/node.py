@@ -458,7 +458,8 @@ def _copy_in_layout(grad, variable):
 
 def add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
-    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
+    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype and \
+            not acc._dtype.is_narrow:  # (a half type adds through its own rounding: add_)
         flat = acc._data.reshape(-1)
         n = flat.size
         other = dispatch.contiguous(g._data).reshape(-1)

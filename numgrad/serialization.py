@@ -85,17 +85,22 @@ class _Writer:
             if name is None:
                 name = f"s{len(self.storages)}"
                 self.storages[key] = (name, root)  # kept: its id stays its own while saving
-                self.arrays[name] = root.reshape(-1)
+                self.arrays[name] = _npy_storable(root.reshape(-1))
             offset = dispatch.element_offset(arr, root) if arr.size else 0
             return {"storage": name, "offset": int(offset), "shape": list(arr.shape),
                     "stride": [st // arr.itemsize for st in arr.strides]}
         name = f"s{len(self.storages)}"
         self.storages[(name,)] = (name, None)
         flat = np.ascontiguousarray(obj._host).reshape(-1)  # a CUDA tensor is copied to the host, as torch's
-        self.arrays[name] = flat
+        self.arrays[name] = _npy_storable(flat)
         shape = list(obj.shape)
         stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         return {"storage": name, "offset": 0, "shape": shape, "stride": stride}
+
+
+def _npy_storable(flat):
+    """bfloat16 has no .npy type: its bits are stored as uint16 (the index names the dtype)."""
+    return flat.view(np.uint16) if flat.dtype == dtypes.bfloat16.np else flat
 
 
 def _encode(obj, writer, depth=0):
@@ -223,8 +228,9 @@ class _Archive:
             if f"{name}.npy" not in self.zf.NameToInfo:
                 raise _fail(f"{where}: the file has no array '{name}' that its index names; the file is corrupt "
                             "or was not written by numgrad.save")
-            self.arrays[name] = self.read(f"{name}.npy", lambda shape, np_dtype: None if np_dtype == dtype.np
-                                          else f"holds {np_dtype}, but the index says {dtype.name}")
+            stored = np.dtype(np.uint16) if dtype is dtypes.bfloat16 else dtype.np
+            self.arrays[name] = self.read(f"{name}.npy", lambda shape, np_dtype: None if np_dtype == stored
+                                          else f"holds {np_dtype}, but the index says {dtype.name}").view(dtype.np)
         return self.arrays[name]
 
 

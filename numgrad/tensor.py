@@ -201,7 +201,7 @@ def _reflected(fn):
 
 
 def _bitwise(logical, bitwise_int, kernel):
-    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, int64 the bitwise one,
+    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, integers the bitwise one,
     and a floating result type is refused with torch's NotImplementedError (there is no float bitwise kernel)."""
     def op(self, other):
         if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
@@ -218,9 +218,38 @@ def _bitwise(logical, bitwise_int, kernel):
             raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
         if result is dtypes.bool_:  # a Python bool as a tensor: the logical ops take tensors only
             return getattr(F, logical)(self, other if is_tensor else creation.tensor(bool(other)))
-        other_data = other._data if is_tensor else other
-        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data), np.int64),
-                            dtypes.int64)
+        other_data = other._data if is_tensor else dtypes.wrap_scalar(other, result)
+        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data)).astype(result.np),
+                            result)
+    return op
+
+
+def _shift(left, reflected=False):
+    """`<<` and `>>` as torch's integer kernels: in the promoted dtype, a shift by a negative count or by the
+    type's width or more gives 0 (`<<`), or the sign fill (`>>`; 0 for uint8); results wrap to the dtype."""
+    kernel = "lshift_cpu" if left else "rshift_cpu"
+
+    def op(self, other):
+        if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        tensors = [t for t in (a, b) if isinstance(t, TensorBase)]
+        if len(tensors) == 2:
+            broadcast_shapes(a._shape, b._shape)
+        result = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors],
+                                    [v for v in (a, b) if not isinstance(v, TensorBase)])
+        if result.is_floating_point or result is dtypes.bool_:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
+        x, n = [np.asarray(v._data if isinstance(v, TensorBase) else dtypes.wrap_scalar(v, result))
+                .astype(result.np).astype(np.int64) for v in (a, b)]
+        bits = result.itemsize * 8
+        outside = (n < 0) | (n >= bits)
+        count = np.clip(n, 0, bits - 1)
+        if left:
+            values = np.where(outside, 0, x << count)
+        else:
+            values = np.where(outside, 0 if not result.is_signed else x >> (bits - 1), x >> count)
+        return Tensor._make(np.asarray(values).astype(result.np), result)
     return op
 
 
@@ -364,6 +393,8 @@ class Tensor(TensorBase, result_class=True):
     __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
     __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
     __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
+    __lshift__, __rlshift__ = _shift(True), _shift(True, reflected=True)
+    __rshift__, __rrshift__ = _shift(False), _shift(False, reflected=True)
 
     def __pos__(self):
         return self
@@ -468,7 +499,23 @@ class Tensor(TensorBase, result_class=True):
     def long(self):
         return self.to(dtypes.int64)
 
-    int = long
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
 
     def bool(self):
         return self.to(dtypes.bool_)

@@ -144,7 +144,7 @@ class TensorBase:
         """torch's legacy type name ('torch.FloatTensor', 'torch.cuda.FloatTensor'), or a conversion."""
         if dtype is None:
             return f"torch.{'cuda.' if self.is_cuda else ''}{self._dtype.word}Tensor"
-        return self.to(dtype)
+        return self.to(dtypes.from_legacy_type(dtype))
 
     def is_floating_point(self):
         return self._dtype.is_floating_point

@@ -22,6 +22,7 @@ class _ThreadState(threading.local):
         self.backward_callbacks = None  # inside backward: what queue_callback asked to run once it ends
         self.riders = None  # inside backward (fusion on): pending leaf gradients a row kernel may compute (lazy.py)
         self.forward_ad = None  # the active forward-AD level (autograd/forward_ad.py): ops hand it their results
+        self.autocast = None  # the lower-precision dtype of CPU autocast while it is on (ops/autocast.py)
 
 
 STATE = _ThreadState()

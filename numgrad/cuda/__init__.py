@@ -4,6 +4,7 @@ from ..kernels.cuda import runtime as _runtime
 from ..kernels.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
 from ..kernels.dispatch.lazy_cuda import cuda as _cuda_target
 from ..utils import dlpack
+from . import amp
 
 __all__ = ["as_tensor", "current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "manual_seed", "manual_seed_all", "memory_allocated", "memory_reserved", "memory_stats", "synchronize"]

@@ -13,6 +13,7 @@ from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
 from ..ops import join
+from ..ops import autocast
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, wants
 
@@ -238,6 +239,7 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
+@autocast.lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def convolution(input, weight, bias, stride, padding, dilation, groups, k):
     """conv1d, conv2d and conv3d: one im2col product per group (ConvolutionBackward0)."""

@@ -9,6 +9,7 @@ from .._core.shapes import broadcast_shapes
 from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
+from ..ops import autocast
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
 from ..kernels.dispatch import indexing as device_index, loss as loss_kernels
@@ -63,6 +64,7 @@ def _mse_derivatives(node, want):
     return (diff * 2 if want[0] else None, diff * -2 if want[1] else None)
 
 
+@autocast.float32
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
@@ -82,6 +84,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
                            {"input": input, "target": target})
 
 
+@autocast.float32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     check_reduction(reduction)
     _warn_size(input, target)
@@ -119,6 +122,7 @@ def _check_bce(input, target):
     raise RuntimeError(f"all elements of {'input' if x[first] else 'target'} should be between 0 and 1")
 
 
+@autocast.float32
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     check_reduction(reduction)
     if target.shape != input.shape:
@@ -171,6 +175,7 @@ def _check_bce_logits(input, target, pos_weight):
     return target._dtype
 
 
+@autocast.float32
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
@@ -265,6 +270,7 @@ def _check_nll_kernel(input, target, weight):
         raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
 
 
+@autocast.float32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     check_reduction(reduction)
     _check_nll_nd(input, target)
@@ -400,6 +406,7 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
     return out.reshape(target.shape) if view_back else out
 
 
+@autocast.float32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """torch's cross_entropy_loss: a target of the input's shape holds class probabilities; otherwise class

@@ -1,16 +1,24 @@
 """numgrad: a PyTorch-compatible reverse-mode autograd with Numba kernels. The public API, re-exported."""
 import importlib
 
-from . import autograd, cuda, nn, optim, utils
+from . import accelerator, amp, autograd, backends, cuda, distributed, func, nn, optim, utils
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .ops import functional, random  # torch.functional, torch.random
 from ._core import dtypes
 from ._core.device import device
-from ._core.dtypes import (bool_ as bool, double, float, float32, float64, get_default_dtype, int64, long,
-                           set_default_dtype)
+from ._core.dtypes import (bfloat16, bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
+                           half, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short,
+                           uint8)
 from ._core.printing import get_printoptions, set_printoptions
+from ._core.type_info import finfo, iinfo
 from ._core.shapes import Size
 from ._core.warn import is_warn_always_enabled, set_warn_always
+from .backends._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                              get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                              set_deterministic_debug_mode, set_float32_matmul_precision,
+                              use_deterministic_algorithms)
 from .compile import compile, explain
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .lazy import fusion, is_fusion_enabled, set_fusion
@@ -18,16 +26,30 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            ones_like, tensor, zeros, zeros_like)
 from .ops.functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins, as torch does
+from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
-from .ops.random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
+from .ops.generator import Generator
+from .ops.legacy import *  # noqa: F401,F403  FloatTensor, LongTensor, ...
+from .ops.random import (default_generator, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand,
+                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state)
+from .ops.einsum import *  # noqa: F401,F403
+from .ops.reshaping import *  # noqa: F401,F403
+from .ops.scan import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
+from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack
 from .utils.dlpack import from_dlpack, to_dlpack
+from . import profiler, viz  # after the tensor layer they draw and time
 from .kernels.cpu import host_memory as _host_memory, pool as _pool
+from .kernels.dispatch import get_num_threads, set_num_threads
+from .nn._pad import constant_pad_nd  # torch's top-level names of these nn ops
+from .nn.functional import adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d, conv_transpose1d, \
+    conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, pixel_shuffle, pixel_unshuffle
 
 __version__ = "0.1.0"
 

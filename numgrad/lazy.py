@@ -16,8 +16,9 @@ import weakref
 
 import numpy as np
 
-from ._core.state import STATE
+from ._core.state import NEW_THREADS, STATE
 from .kernels import dispatch, lower, tape
+from .kernels.arrays import WIDER, widened
 from .kernels.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
@@ -37,8 +38,9 @@ KERNEL_DTYPE = {np.dtype(np.bool_): "bool_", np.dtype(np.int64): "int64", np.dty
 
 def set_fusion(enabled):
     """Turns fusion (deferred elementwise ops, fused kernels forward and backward) on or off in this
-    thread; returns the previous setting."""
-    previous, STATE.fusion = STATE.fusion, bool(enabled)
+    thread and in the threads that start using numgrad after it; returns this thread's previous setting."""
+    previous = STATE.fusion
+    STATE.fusion = NEW_THREADS["fusion"] = bool(enabled)
     return previous
 
 
@@ -48,12 +50,12 @@ def is_fusion_enabled():
 
 @contextlib.contextmanager
 def fusion(enabled=True):
-    """with numgrad.fusion(False): ... runs the block with fusion off (or on)."""
-    previous = set_fusion(enabled)
+    """with numgrad.fusion(False): ... runs the block with fusion off (or on), in this thread only."""
+    previous, STATE.fusion = STATE.fusion, bool(enabled)
     try:
         yield
     finally:
-        set_fusion(previous)
+        STATE.fusion = previous
 
 
 def root(arr):
@@ -301,7 +303,7 @@ def defer(tensor_cls, entry, args, compute, out_dtype, shape, device, strides=No
                     pending_inputs.append(e)
                     continue
                 arr = e.arr
-            if EXPORTED and is_exported(arr):
+            if EXPORTED and is_exported(arr) or arr.dtype in WIDER:  # (a narrow dtype is cast first)
                 return None
             arrays.append(arr)
     if size > MAX_REGION:
@@ -350,6 +352,7 @@ def value_of(program, e):
         else:
             mapping.append(input_read(program, entry, nm, a, compute_name))
     var = memo[id(e)] = program.step(entry.forward, tuple(mapping), compute_name, KERNEL_DTYPE[e.dtype.np])
+    program.ops.append(entry.name)
     return var
 
 
@@ -374,6 +377,8 @@ def tensor_value(program, t):
         arr = e.arr
     if tape.active and STATE.recorder is not None:
         STATE.recorder.seen(t, arr)
+    if arr.__class__ is np.ndarray and arr.dtype in WIDER:
+        arr = widened(arr)
     return program.leaf(arr, KERNEL_DTYPE[arr.dtype if arr.__class__ is np.ndarray else np.dtype(arr.dtype)])
 
 

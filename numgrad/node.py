@@ -7,7 +7,8 @@ import numpy as np
 from . import lazy
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import op_name
-from ._core.state import STATE
+from ._core.state import ANOMALY, STATE
+from ._core.warn import user_stack
 from .kernels import dispatch, tape
 from .kernels.arrays import dtype_name
 from .tensor_base import TensorBase, wants_grad
@@ -50,6 +51,8 @@ class Node:
     def __init__(self):
         self._seq = next(_sequence)
         self._saved = {}
+        if ANOMALY.enabled:  # the forward call that made this node, named when its backward fails
+            self.metadata["traceback_"] = user_stack()
 
     def _own(self, table, factory=HookDict):
         """This node's own (mutable) copy of one of the class-level empty hook tables."""
@@ -130,6 +133,13 @@ class AccumulateGrad(Node):
             raise RuntimeError("leaf variable has been moved into the graph interior")
         if self.variable._requires_grad:  # torch's AccumulateGrad drops the gradient of a leaf no longer requiring it
             accumulate_into_grad(self.variable, grads[0])
+            hooks = self.variable.__dict__.get("_post_accumulate_grad_hooks")
+            if hooks:
+                tape.graph_break("a post-accumulate-grad hook runs during backward")
+                for hook in list(hooks.values()):
+                    result = hook(self.variable)
+                    if result is not None and not isinstance(result, TensorBase):
+                        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
         return []
 
 
@@ -174,12 +184,13 @@ class SavedTensor:
     An op's own output is kept without its grad_fn (no reference cycle) and rebuilt on unpack."""
 
     __slots__ = ("tensor", "data", "version", "vc", "dtype", "requires_grad", "output_nr", "is_output",
-                 "hooks", "packed", "freed", "producer", "was_leaf")
+                 "hooks", "packed", "freed", "producer", "was_leaf", "tangent")
 
     def __init__(self, t, node, is_output):
         if t._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_SAVE)
         self.freed, self.is_output, self.version, self.vc = False, is_output, t._vc[0], t._vc
+        self.tangent = None  # (forward-AD level, tangent) of a saved output: its rebuilt form carries it in that level
         self.producer = None  # for an output written in place through a view: weak references to it and its grad_fn
         self.was_leaf = t._grad_fn is None
         hooks = STATE.saved_tensor_hooks
@@ -223,6 +234,8 @@ class SavedTensor:
             return self.tensor
         out = self._rebuilt()
         out._vc, out._requires_grad = self.vc, self.requires_grad
+        if self.tangent is not None and STATE.forward_ad is self.tangent[0]:
+            self.tangent[0].give(out, self.tangent[1])
         if self.requires_grad:
             out._grad_fn, out._output_nr = node, self.output_nr
         return out
@@ -316,6 +329,8 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     outputs named in `saved_outputs` ({name: index}) are available as node.saved(name). Only an
     in-place op (`inplace`) may record an integer or bool output, as torch's rebase_history does."""
     if not STATE.grad_enabled or not needs_grad(*inputs):  # (the first test spares backward's ops a call)
+        if STATE.forward_ad is not None:  # forward AD: the outputs' tangents, whether or not a node is recorded
+            STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
         return None
     if not inplace:
         check_differentiable(outputs)
@@ -330,6 +345,8 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
         out._grad_fn, out._requires_grad, out._output_nr = node, True, i
     for key, i in dict(saved_outputs).items():
         node.save(key, outputs[i], is_output=True)
+    if STATE.forward_ad is not None:
+        STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
     return node
 
 
@@ -441,7 +458,8 @@ def _copy_in_layout(grad, variable):
 
 def add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
-    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype:
+    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype and \
+            not acc._dtype.is_narrow:  # (a half type adds through its own rounding: add_)
         flat = acc._data.reshape(-1)
         n = flat.size
         other = dispatch.contiguous(g._data).reshape(-1)

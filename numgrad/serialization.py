@@ -14,7 +14,8 @@ Loading trusts nothing in the file:
 - a path that does not exist, or is a directory, raises what open() raises (as torch.load);
 - anything else wrong with the file (not a zip archive, truncated, a bit flipped, compressed or encrypted
   members, an npy header that is not one of the four dtypes or declares more bytes than the member holds, an
-  index with the wrong types, nested too deeply, or naming an array the archive lacks) raises RuntimeError;
+  index with the wrong types, nested too deeply, or naming an array the archive lacks, one declaring a format
+  version this numgrad does not read, a key twice, or fields no version it reads has) raises RuntimeError;
 - no array is allocated before its header's shape and dtype are checked against the member's size in the
   archive, and the members read together hold no more bytes than the file, so a small crafted file cannot
   make load allocate much more than its own size;
@@ -42,6 +43,7 @@ from . import cuda
 
 FORMAT, VERSION, META = "numgrad", 2, "__numgrad__"
 READABLE_VERSIONS = (1, 2)
+_READABLE = ", ".join(map(str, READABLE_VERSIONS))  # (in load's errors)
 MAX_DEPTH = 100  # levels of nested dicts/lists/tuples that save writes and load reads
 _MAX_HEADER = 10000  # characters of an npy header, np.load's own bound
 _CHUNK = 1 << 20  # bytes read from a member at a time, straight into the array
@@ -83,17 +85,22 @@ class _Writer:
             if name is None:
                 name = f"s{len(self.storages)}"
                 self.storages[key] = (name, root)  # kept: its id stays its own while saving
-                self.arrays[name] = root.reshape(-1)
+                self.arrays[name] = _npy_storable(root.reshape(-1))
             offset = dispatch.element_offset(arr, root) if arr.size else 0
             return {"storage": name, "offset": int(offset), "shape": list(arr.shape),
                     "stride": [st // arr.itemsize for st in arr.strides]}
         name = f"s{len(self.storages)}"
         self.storages[(name,)] = (name, None)
         flat = np.ascontiguousarray(obj._host).reshape(-1)  # a CUDA tensor is copied to the host, as torch's
-        self.arrays[name] = flat
+        self.arrays[name] = _npy_storable(flat)
         shape = list(obj.shape)
         stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         return {"storage": name, "offset": 0, "shape": shape, "stride": stride}
+
+
+def _npy_storable(flat):
+    """bfloat16 has no .npy type: its bits are stored as uint16 (the index names the dtype)."""
+    return flat.view(np.uint16) if flat.dtype == dtypes.bfloat16.np else flat
 
 
 def _encode(obj, writer, depth=0):
@@ -221,8 +228,9 @@ class _Archive:
             if f"{name}.npy" not in self.zf.NameToInfo:
                 raise _fail(f"{where}: the file has no array '{name}' that its index names; the file is corrupt "
                             "or was not written by numgrad.save")
-            self.arrays[name] = self.read(f"{name}.npy", lambda shape, np_dtype: None if np_dtype == dtype.np
-                                          else f"holds {np_dtype}, but the index says {dtype.name}")
+            stored = np.dtype(np.uint16) if dtype is dtypes.bfloat16 else dtype.np
+            self.arrays[name] = self.read(f"{name}.npy", lambda shape, np_dtype: None if np_dtype == stored
+                                          else f"holds {np_dtype}, but the index says {dtype.name}").view(dtype.np)
         return self.arrays[name]
 
 
@@ -405,9 +413,11 @@ def _load(fh, restore, source):
         with _reading(source):
             text = archive.meta()
         try:
-            meta = json.loads(text)
+            meta = json.loads(text, object_pairs_hook=_unique_keys)
         except RecursionError:
             raise _fail("the file's index nests too deeply") from None
+        except _RepeatedKey as exc:
+            raise _fail(exc.message()) from None
         except ValueError as exc:  # json's errors, and an int with too many digits
             raise _fail(f"the file's index is not JSON: {exc}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -415,10 +425,38 @@ def _load(fh, restore, source):
         version = meta.get("version")
         if type(version) is not int or version not in READABLE_VERSIONS:
             raise _fail(f"file format version {version!r} is not supported (this numgrad reads versions "
-                        f"{', '.join(map(str, READABLE_VERSIONS))})")
+                        f"{_READABLE})")
         if "object" not in meta:
             raise _fail("the file's index has no 'object'")
+        unknown = sorted(set(meta) - {"format", "version", "object"})
+        if unknown:  # a later format's fields under a version this numgrad reads: not a file it wrote
+            raise _fail(f"the file's index holds {unknown}, which no format version {version} file holds "
+                        f"(this numgrad reads versions {_READABLE}); it was not written by numgrad.save")
         return _decode(meta["object"], archive, restore, "object")
+
+
+class _RepeatedKey(ValueError):
+    """A key twice in one JSON object of the index: json.loads would keep the last, so that a file declaring
+    versions 99 and 2 loaded as version 2; numgrad.save never writes one."""
+
+    def __init__(self, key, values):
+        super().__init__(key)
+        self.key, self.values = key, values
+
+    def message(self):
+        if self.key == "version":
+            return (f"the file declares format versions {', '.join(map(repr, self.values))} (this numgrad reads "
+                    f"versions {_READABLE}); it was not written by numgrad.save")
+        return f"the file's index repeats the key {self.key!r} in one entry; it was not written by numgrad.save"
+
+
+def _unique_keys(pairs):
+    """json's object_pairs_hook: a dict of `pairs`, refusing a key given twice."""
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        key = next(k for i, (k, _) in enumerate(pairs) if any(k == other for other, _ in pairs[:i]))
+        raise _RepeatedKey(key, [v for k, v in pairs if k == key])
+    return result
 
 
 def load(f, map_location=None, weights_only=True):

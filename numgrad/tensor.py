@@ -15,6 +15,7 @@ from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -200,7 +201,7 @@ def _reflected(fn):
 
 
 def _bitwise(logical, bitwise_int, kernel):
-    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, int64 the bitwise one,
+    """`&`, `|`, `^` as torch: the dtype by torch's promotion; bool is the logical op, integers the bitwise one,
     and a floating result type is refused with torch's NotImplementedError (there is no float bitwise kernel)."""
     def op(self, other):
         if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
@@ -217,9 +218,38 @@ def _bitwise(logical, bitwise_int, kernel):
             raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
         if result is dtypes.bool_:  # a Python bool as a tensor: the logical ops take tensors only
             return getattr(F, logical)(self, other if is_tensor else creation.tensor(bool(other)))
-        other_data = other._data if is_tensor else other
-        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data), np.int64),
-                            dtypes.int64)
+        other_data = other._data if is_tensor else dtypes.wrap_scalar(other, result)
+        return Tensor._make(np.asarray(bitwise_int(self._data.astype(np.int64), other_data)).astype(result.np),
+                            result)
+    return op
+
+
+def _shift(left, reflected=False):
+    """`<<` and `>>` as torch's integer kernels: in the promoted dtype, a shift by a negative count or by the
+    type's width or more gives 0 (`<<`), or the sign fill (`>>`; 0 for uint8); results wrap to the dtype."""
+    kernel = "lshift_cpu" if left else "rshift_cpu"
+
+    def op(self, other):
+        if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        tensors = [t for t in (a, b) if isinstance(t, TensorBase)]
+        if len(tensors) == 2:
+            broadcast_shapes(a._shape, b._shape)
+        result = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors],
+                                    [v for v in (a, b) if not isinstance(v, TensorBase)])
+        if result.is_floating_point or result is dtypes.bool_:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
+        x, n = [np.asarray(v._data if isinstance(v, TensorBase) else dtypes.wrap_scalar(v, result))
+                .astype(result.np).astype(np.int64) for v in (a, b)]
+        bits = result.itemsize * 8
+        outside = (n < 0) | (n >= bits)
+        count = np.clip(n, 0, bits - 1)
+        if left:
+            values = np.where(outside, 0, x << count)
+        else:
+            values = np.where(outside, 0 if not result.is_signed else x >> (bits - 1), x >> count)
+        return Tensor._make(np.asarray(values).astype(result.np), result)
     return op
 
 
@@ -256,6 +286,46 @@ class Tensor(TensorBase, result_class=True):
 
     def split(self, split_size, dim=0):  # torch's method names it split_size (the function split_size_or_sections)
         return join.split(self, split_size, dim)
+    # ---- contractions, scans, rearrangements (ops/einsum.py, ops/scan.py, ops/reshaping.py) -------------
+    kron = einsum.kron
+    cumsum, cumprod, cummax, cummin = scan.cumsum, scan.cumprod, scan.cummax, scan.cummin
+    logcumsumexp, diff, cross = scan.logcumsumexp, scan.diff, scan.cross
+    tril, triu, roll, fliplr, flipud, rot90 = (reshaping.tril, reshaping.triu, reshaping.roll, reshaping.fliplr,
+                                               reshaping.flipud, reshaping.rot90)
+    repeat, tile, repeat_interleave = reshaping.repeat, reshaping.tile, reshaping.repeat_interleave
+    diagonal, diag, diag_embed, trace = reshaping.diagonal, reshaping.diag, reshaping.diag_embed, reshaping.trace
+    view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
+        reshaping.tensor_split
+
+    sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
+    median, nanmedian, mode, histc = sorting.median, sorting.nanmedian, sorting.mode, sorting.histc
+    multinomial = random_ops.multinomial
+    unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
+
+    scatter_reduce, index_add, index_copy, index_fill = (scatter_ops.scatter_reduce, scatter_ops.index_add,
+                                                         scatter_ops.index_copy, scatter_ops.index_fill)
+    masked_scatter, take = scatter_ops.masked_scatter, scatter_ops.take
+    scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
+    index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
+    masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
+
+    def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
+        if "dims" in kwargs:
+            return reshaping.flip(self, kwargs["dims"])
+        return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumsum(self, dim, dtype=dtype))
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self.copy_(scan.cumprod(self, dim, dtype=dtype))
+
+    def tril_(self, diagonal=0):
+        return self.copy_(reshaping.tril(self, diagonal))
+
+    def triu_(self, diagonal=0):
+        return self.copy_(reshaping.triu(self, diagonal))
+
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     outer = ger = linalg.outer
 
@@ -323,6 +393,8 @@ class Tensor(TensorBase, result_class=True):
     __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
     __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
     __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
+    __lshift__, __rlshift__ = _shift(True), _shift(True, reflected=True)
+    __rshift__, __rrshift__ = _shift(False), _shift(False, reflected=True)
 
     def __pos__(self):
         return self
@@ -427,7 +499,23 @@ class Tensor(TensorBase, result_class=True):
     def long(self):
         return self.to(dtypes.int64)
 
-    int = long
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
 
     def bool(self):
         return self.to(dtypes.bool_)
@@ -465,6 +553,8 @@ class Tensor(TensorBase, result_class=True):
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(result._data.shape)}")
         _check_cast(result, self)
+        if STATE.forward_ad is not None:
+            STATE.forward_ad.written(self, result)
         node = result._grad_fn
         if node is not None and self._multi_output == "no grad":
             raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)

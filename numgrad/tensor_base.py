@@ -52,6 +52,7 @@ class TensorBase:
     # a float view made in no_grad mode (or a view of one): the version of its memory when it was made; torch's
     # CreationMeta::NO_GRAD_MODE, whose in-place writes and rebased reads in grad mode it refuses
     _no_grad_view = None
+    _fw_grad = None  # the tangent of forward AD's active level (autograd/forward_ad.py), set only while it lasts
 
     def __init_subclass__(cls, result_class=False, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -143,7 +144,7 @@ class TensorBase:
         """torch's legacy type name ('torch.FloatTensor', 'torch.cuda.FloatTensor'), or a conversion."""
         if dtype is None:
             return f"torch.{'cuda.' if self.is_cuda else ''}{self._dtype.word}Tensor"
-        return self.to(dtype)
+        return self.to(dtypes.from_legacy_type(dtype))
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -302,6 +303,15 @@ class TensorBase:
             hooks = self._hooks
         return add_hook(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's gradient into `.grad`."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_accumulate_grad_hooks", HookDict())
+        return add_hook(hooks, hook)
+
     def detach(self):
         t = TensorBase._make(self._data, self._dtype)
         t._vc, t._is_inference = self._vc, self._is_inference  # detach shares the version counter
@@ -389,7 +399,8 @@ class TensorBase:
         return printing.format_tensor(self._host, dtype=self._dtype.name, device=str(self.device),
                                        grad_fn=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
                                        requires_grad=self._requires_grad,
-                                       default_dtype=dtypes.get_default_dtype().name)
+                                       default_dtype=dtypes.get_default_dtype().name,
+                                       tangent=repr(self._fw_grad) if self._fw_grad is not None else None)
 
     __str__ = __repr__
 

@@ -13,7 +13,11 @@ _PROFILES = {
 # Same keys, order and defaults as torch's PRINT_OPTS dataclass.
 _opts = {**_PROFILES["default"], "sci_mode": None}
 
-_NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_}
+# what each dtype is formatted as: torch formats every integer as a Python int and half types by their float
+# values
+_NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_, "int32": np.int32,
+              "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "float16": np.float32, "bfloat16": np.float32}
+_FLOATING = ("float32", "float64", "float16", "bfloat16")
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
@@ -143,7 +147,7 @@ def _add_suffixes(text, suffixes, indent):
 
 
 def format_tensor(values, *, dtype, device=None, grad_fn=None, requires_grad=False,
-                  default_dtype="float32"):
+                  default_dtype="float32", tangent=None):
     """Return exactly what repr() of the equivalent torch tensor prints."""
     a = np.asarray(values).astype(_NP_DTYPES[dtype], copy=False)
     prefix = "tensor("
@@ -167,10 +171,12 @@ def format_tensor(values, *, dtype, device=None, grad_fn=None, requires_grad=Fal
             suffixes.append(f"dtype=torch.{dtype}")
         summarize = a.size > _opts["threshold"]
         fmt = _Formatter(_summarized_data(a) if summarize else a,
-                         floating=dtype in ("float32", "float64"))
+                         floating=dtype in _FLOATING)
         body = _body(a, indent, summarize, fmt)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # a dual tensor's tangent (forward AD), printed whole as torch does
+        suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)

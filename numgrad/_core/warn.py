@@ -1,6 +1,7 @@
 """Warnings attributed to the user's line, as torch's warnings from C++ are (whatever numgrad's call depth)."""
 import os
 import sys
+import traceback
 import warnings
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -12,6 +13,13 @@ def warn(message, category=UserWarning):
     while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or _NUMPY in frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def user_stack():
+    """The calling stack as traceback lines, without numgrad's own frames (torch's anomaly mode shows the
+    Python frames that led to an op, its C++ ones are not Python's)."""
+    frames = [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
+    return traceback.format_list(frames)
 
 
 _WARNED = set()

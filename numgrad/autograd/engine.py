@@ -5,7 +5,8 @@ import numpy as np
 
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
 from .. import lazy
-from .._core.state import STATE
+from .._core.state import ANOMALY, STATE
+from .._core.warn import warn
 from ..kernels import dispatch, tape
 from ..node import AccumulateGrad, edge_of, hooked, hooked_tuple
 from ..ops.creation import tensor
@@ -112,7 +113,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     for n in roots:
         if deps.get(n, 0) == 0:
             ready.push(n)
-    fuse = STATE.fusion and not create_graph
+    fuse = STATE.fusion and not create_graph and not ANOMALY.enabled  # anomaly mode checks node by node
     captured = {}
 
     precomputed = {}  # members of a fused region already run -> their results, sent when they pop
@@ -136,6 +137,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
 
     prev, STATE.grad_enabled = STATE.grad_enabled, create_graph  # inside backward, grad mode is create_graph
     prev_riders, STATE.riders = STATE.riders, [] if fuse else None
+    outermost = STATE.backward_callbacks is None
+    if outermost:
+        STATE.backward_callbacks = []
     try:
         while ready:
             node = ready.pop()
@@ -172,7 +176,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
             region = _fused_region(node, grad_list, deps, needed, targets)\
                 if fuse and node.__class__.__base__ is ElementwiseBackward else None
             if region is not None:
-                done = fused_backward.run(region, grad_list[0], buffers.slots)
+                done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
+                    tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",
+                                        "backward", fused_backward.run, region, grad_list[0], buffers.slots)
                 for member in region:
                     if member is not node:
                         precomputed[member] = done[member]
@@ -180,15 +186,35 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     node.release()
                 send(node, done[node])
                 continue
-            results = _apply(node, grad_list, create_graph, fuse)
+            if tape.profiler is not None:
+                results = tape.profiler.timed(f"autograd::engine::evaluate_function: {node.name()}", "backward",
+                                              _apply_checked if ANOMALY.enabled else _apply, node, grad_list,
+                                              create_graph, *(() if ANOMALY.enabled else (fuse,)))
+            else:
+                results = _apply_checked(node, grad_list, create_graph) if ANOMALY.enabled else \
+                    _apply(node, grad_list, create_graph, fuse)
             if not retain_graph:
                 node.release()
             send(node, results)
         if STATE.riders:
             lazy.compute_riders(STATE.riders)
+        STATE.grad_enabled = prev
+        callbacks = STATE.backward_callbacks if outermost else ()
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
     finally:
         STATE.grad_enabled, STATE.riders = prev, prev_riders
+        if outermost:
+            STATE.backward_callbacks = None
     return captured
+
+
+def queue_callback(callback):
+    """Runs `callback()` once the backward pass now running ends (torch's engine.queue_callback; DDP waits
+    for its gradient all-reduces there)."""
+    if STATE.backward_callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    STATE.backward_callbacks.append(callback)
 
 
 def _check_differentiable_edge(node, i, g):
@@ -220,6 +246,26 @@ def _apply(node, grad_list, create_graph, fuse):
         tape.graph_break("a node hook runs during backward")
         for hook in list(node._post_hooks.values()):
             results = hooked_tuple(hook, results, hook(tuple(results), tuple(grad_list)))
+    return results
+
+
+def _apply_checked(node, grad_list, create_graph):
+    """_apply in anomaly mode: an error names the forward call that made the node, and a NaN result raises."""
+    try:
+        results = _apply(node, grad_list, create_graph, False)
+        if ANOMALY.check_nan:
+            for i, g in enumerate(results):
+                if g is not None and g._dtype.is_floating_point and np.isnan(dispatch.to_host(g._data)).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    except Exception:
+        trace = node.metadata.get("traceback_")
+        if trace:
+            warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                 + "".join(trace))
+        else:
+            warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                 "anomaly during forward pass for more information.")
+        raise
     return results
 
 

@@ -14,6 +14,18 @@ from ..ops.shape import view_of
 from ..tensor_base import TensorBase
 
 
+def _give_tangents(cls, ctx, tensors, outputs):
+    """Forward AD through a custom Function: its jvp(ctx, *input tangents) gives the outputs' tangents."""
+    level, STATE.forward_ad = STATE.forward_ad, None
+    try:
+        found = cls.jvp(ctx, *[t._fw_grad if t is not None else None for t in tensors])
+    finally:
+        STATE.forward_ad = level
+    for out, tangent in zip(outputs, found if isinstance(found, tuple) else (found,)):
+        if isinstance(out, TensorBase) and tangent is not None:
+            level.give(out, tangent)
+
+
 class FunctionCtx:
     """What forward can tell backward; the node object itself plays this role, as in torch."""
 
@@ -124,6 +136,11 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         tape.graph_break(f"custom autograd.Function {cls.__name__} (its Python forward and backward)")
@@ -160,6 +177,8 @@ class Function(metaclass=FunctionMeta):
             d._vc[0] += 1  # torch counts mark_dirty as one more modification
         ctx._saved_list = tuple(SavedTensor(t, ctx, False) if isinstance(t, TensorBase) else t for t in ctx._to_save)
         ctx._to_save = ()
+        if STATE.forward_ad is not None and any(t is not None and t._fw_grad is not None for t in tensors):
+            _give_tangents(cls, ctx, tensors, outputs)
         return outputs[0] if single else tuple(outputs)
 
 

@@ -20,7 +20,7 @@ KERNEL_DTYPE = lazy.KERNEL_DTYPE
 
 def _fusable(node):
     return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and node.refusal is None
-            and not node._freed
+            and not node._freed and not node.compute.is_narrow  # (half types round each node's gradient)
             and not node.has_hooks() and _saved_as_recorded(node))
 
 
@@ -111,6 +111,7 @@ def run(nodes, g, buffers):
         mapping = tuple(mapping)
         # one var per target: the expressions' steps, then the passed-through gradient; zeros after them
         contributions = [program.step(expr, mapping, compute, compute) for _, expr in plan.exprs]
+        program.ops.append(node.name())
         if plan.passed:
             contributions += [gvar] * len(plan.passed)
         meta, edges = node.meta, node.next_functions

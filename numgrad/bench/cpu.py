@@ -15,6 +15,7 @@ import numpy as np
 import numgrad
 from . import calls as bench_calls
 from . import cuda as bench_cuda
+from . import distributed as bench_distributed
 from .workloads import WORKLOADS, relative_error
 
 # variant -> the row's key for its time; "numpy floor" times only the workloads that have a GEMM floor
@@ -387,7 +388,12 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
+    parser.add_argument("--distributed", action="store_true",
+                        help="DDP scaling of the MLP step over 1 and 2 MPI ranks, beside torch's (needs numgrad[dist])")
     args = parser.parse_args(argv)
+    if args.distributed:
+        bench_distributed.run(rounds=1 if args.quick else 2)
+        return
     if args.calls:
         print_calls(_selected(args.only))
         return

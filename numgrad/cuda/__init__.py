@@ -4,14 +4,26 @@ from ..kernels.cuda import runtime as _runtime
 from ..kernels.cuda.runtime import device_count, is_available, lazy_init as _lazy_init, numba_cuda as _numba_cuda
 from ..kernels.dispatch.lazy_cuda import cuda as _cuda_target
 from ..utils import dlpack
+from . import amp
 
 __all__ = ["as_tensor", "current_device", "device_count", "empty_cache", "get_device_name", "is_available",
-           "memory_allocated", "memory_reserved", "memory_stats", "synchronize"]
+           "manual_seed", "manual_seed_all", "memory_allocated", "memory_reserved", "memory_stats", "synchronize"]
 
 
 def current_device():
     _lazy_init()
     return 0
+
+
+def manual_seed(seed):
+    """Accepted for torch's scripts: numgrad draws a GPU tensor's random values on the host, from the
+    generator numgrad.manual_seed seeds, so there is no separate GPU stream to seed."""
+    int(seed)
+
+
+def manual_seed_all(seed):
+    """As manual_seed: numgrad's random values for every device come from the host's default generator."""
+    int(seed)
 
 
 def synchronize(device=None):

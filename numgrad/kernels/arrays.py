@@ -1,5 +1,6 @@
 """What an array is: host memory (a NumPy array) or GPU memory (kernels/cuda's DeviceArray, which has a `buf`).
 A leaf module, so that the IR can tell where a program's inputs live without importing a backend."""
+import ml_dtypes
 import numpy as np
 
 
@@ -23,3 +24,22 @@ def dtype_name(dtype):
     if name is None:
         name = _DTYPE_NAMES[dtype] = np.dtype(dtype).name
     return name
+
+
+# the types the kernels compute narrow dtypes in (numgrad._core.dtypes: dtype.kernel): Numba compiles each kernel
+# for four element types, and knows no bfloat16
+WIDER = {**{np.dtype(t): np.dtype(np.int64) for t in (np.int8, np.int16, np.int32, np.uint8)},
+         np.dtype(np.float16): np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16): np.dtype(np.float32)}
+
+
+def widened(arr):
+    """A host array as a kernel reads it: one of a narrow dtype cast to its kernel type (a copy), others as
+    they are."""
+    wide = WIDER.get(arr.dtype)
+    return arr if wide is None else arr.astype(wide)
+
+
+def kernel_dtype(np_dtype):
+    """The type a kernel computes values of `np_dtype` in."""
+    np_dtype = np.dtype(np_dtype)
+    return WIDER.get(np_dtype, np_dtype)

@@ -41,6 +41,7 @@ class Program:
         self.var_dtypes = {}
         self.memo = {}  # id(pending expression) -> var: a value read twice is computed once
         self.sources = None  # while numgrad.compile traces: leaf index -> the array a scalar leaf was read from
+        self.ops = []  # the names of the ops (or backward nodes) it merges, for the profiler and debugging
 
     def leaf(self, value, dtype_name):
         """A leaf for an ndarray (broadcastable to the shape) or a scalar; returns its var."""

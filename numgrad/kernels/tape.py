@@ -8,6 +8,7 @@ Python, breaks the graph instead (the call runs eager): never a stale number."""
 from .._core.state import STATE
 
 active = 0  # recorders tracing in any thread: the hot paths look at STATE only when one is
+profiler = None  # numgrad.profiler's recorder while a profile runs: it times each call below
 
 
 def recorder():
@@ -19,7 +20,7 @@ def call(fn, *args, **kwargs):
     """fn(*args, **kwargs); recorded when a trace is on (its results are the tape's buffers)."""
     rec = STATE.recorder if active else None
     if rec is None or rec.depth:
-        return fn(*args, **kwargs)
+        return fn(*args, **kwargs) if profiler is None else profiler.kernel(fn, args, kwargs)
     return rec.call(fn, args, kwargs, None)
 
 
@@ -28,7 +29,7 @@ def call_into(out_kw, fn, *args, **kwargs):
     hands it the buffers the trace got, so it writes there instead of allocating."""
     rec = STATE.recorder if active else None
     if rec is None or rec.depth:
-        return fn(*args, **kwargs)
+        return fn(*args, **kwargs) if profiler is None else profiler.kernel(fn, args, kwargs)
     return rec.call(fn, args, kwargs, out_kw)
 
 

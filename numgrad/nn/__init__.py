@@ -1,5 +1,5 @@
 """numgrad.nn: Parameter, Module, layers, losses, functional and init, with torch's names."""
-from . import functional, init
+from . import functional, init, parallel, utils
 from .module import Module
 from .modules import *  # noqa: F401,F403
 from .modules import BCELoss, BCEWithLogitsLoss, BatchNorm1d, BatchNorm2d, Conv2d, CrossEntropyLoss, Dropout, \

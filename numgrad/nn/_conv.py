@@ -2,6 +2,8 @@
 (MaxPool2DWithIndicesBackward0). im2col and col2im are differentiable ops of their own, each the other's
 backward, so that backward is written with tensor ops and create_graph works through it."""
 
+import math
+
 import numpy as np
 
 from .._core import dtypes
@@ -11,26 +13,48 @@ from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
 from ..ops import join
+from ..ops import autocast
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, wants
 
 
 def _im2col_backward(node, g):
-    return (col2im(g, node.saved("geometry")),)
+    return (col2im(g, node.saved("geometry"), node.input_shape(0)),)
 
 
 def _col2im_backward(node, g):
     return (im2col(g, node.saved("geometry")),)
 
 
+def geometry(shape, kernel, stride, padding, dilation, outs=None):
+    """The window geometry of a k-d op over an (N, C, *spatial) input: a 1-d one as 2-d over a height of one
+    (the CPU's window kernels), a 3-d one by NumPy's strided views."""
+    if len(shape) == 3:
+        return window.Geometry((shape[0], shape[1], 1, shape[2]), (1, kernel[0]), (1, stride[0]), (0, padding[0]),
+                               (1, dilation[0]), None if outs is None else (1, outs[0]))
+    if len(shape) == 4:
+        return window.Geometry(shape, kernel, stride, padding, dilation, outs)
+    return window.VolumeGeometry(shape, kernel, stride, padding, dilation, outs)
+
+
+def spatial(data, geo):
+    """An input array in the layout its geometry reads (a 1-d one with a height of one)."""
+    return data.reshape(geo.n, geo.c, geo.h, geo.w) if isinstance(geo, window.Geometry) else data
+
+
+def output_sizes(geo):
+    return (geo.oh, geo.ow) if isinstance(geo, window.Geometry) else geo.outs
+
+
 def im2col(x, geo):
-    out = new_tensor(dispatch.numpy_op(window.im2col_array, x._data, geo), x._dtype)
+    out = new_tensor(dispatch.numpy_op(window.im2col_array, spatial(x._data, geo), geo), x._dtype)
     record("Im2ColBackward0", _im2col_backward, [x], [out], {"geometry": geo})
     return out
 
 
-def col2im(cols, geo):
-    out = new_tensor(dispatch.numpy_op(window.col2im_array, cols._data, geo), cols._dtype)
+def col2im(cols, geo, shape):
+    """The adjoint of im2col, as a tensor of `shape` (the input's that geometry `geo` describes)."""
+    out = new_tensor(dispatch.numpy_op(window.col2im_array, cols._data, geo).reshape(shape), cols._dtype)
     record("Col2ImBackward0", _col2im_backward, [cols], [out], {"geometry": geo})
     return out
 
@@ -52,9 +76,9 @@ def _conv_backward(node, g):
         weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)
     if wants(node, 0):
         w2 = _grouped(weight.reshape(out_channels, -1), groups)
-        input_grad = col2im(w2.mT.matmul(g2).reshape(-1, g2.shape[-1]), geo)
+        input_grad = col2im(w2.mT.matmul(g2).reshape(-1, g2.shape[-1]), geo, x.shape)
     if len(node.next_functions) > 2 and wants(node, 2):
-        bias_grad = g.sum((0, 2, 3))
+        bias_grad = g.sum((0, *range(2, g.dim())))
     return input_grad, weight_grad, bias_grad
 
 
@@ -65,9 +89,14 @@ def _int_list(value):
     return [value, value] if isinstance(value, int) else list(value)
 
 
+def op_ints(value, k):
+    """An int argument as torch's parser reads an `int[k]` of a k-d op: the int k times."""
+    return [value] * k if isinstance(value, int) else value
+
+
 def _expand(value, name, k):
     """expand_param_if_needed: one value for every spatial dim, or all of them."""
-    values = _int_list(value)
+    values = [value] if isinstance(value, int) else list(value)
     if len(values) == 1:
         return tuple(values * k)
     if len(values) != k:
@@ -85,7 +114,7 @@ def _same_padding(weight, stride, dilation, groups):
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     dim = k - 2
-    stride, dilation = _int_list(stride), _int_list(dilation)
+    stride, dilation = ([v] if isinstance(v, int) else list(v) for v in (stride, dilation))
     if len(stride) not in (1, dim):
         raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
     if len(dilation) not in (1, dim):
@@ -101,16 +130,16 @@ def _conv_padding(padding, weight, stride, dilation, groups):
     """F.conv2d's padding: ints, or torch's strings ('valid', 'same'), checked as torch's C++ checks them."""
     if isinstance(padding, str):
         if padding == "valid":
-            return (0, 0), (0, 0)
+            return (0,) * max(weight.dim() - 2, 1), (0,) * max(weight.dim() - 2, 1)
         if padding == "same":
             return _same_padding(weight, stride, dilation, groups)
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    return padding, (0, 0)
+    return padding, (0,) * max(weight.dim() - 2, 1)
 
 
 def _pad_after(input, extra):
     """`input` with `extra` zero rows and columns after its spatial dims (differentiably, by concatenation)."""
-    for dim, n in zip((2, 3), extra):
+    for dim, n in zip(range(2, input.dim()), extra):
         if n:
             shape = list(input.shape)
             shape[dim] = n
@@ -118,18 +147,12 @@ def _pad_after(input, extra):
     return input
 
 
-def _check_conv(input, weight, bias, stride, padding, dilation, groups):
-    """torch's checks of a batched (N, C, H, W) conv2d's arguments, in its order (at::_convolution, then
-    check_shape_forward, then the CPU kernel's own); returns stride, padding and dilation as pairs."""
-    k = weight.dim() - 2
-    if k <= 0:
-        raise RuntimeError("weight should have at least three dimensions")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    stride, padding, dilation = (_expand(v, name, k) for v, name in
-                                 ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+def check_common(input, weight, groups, stride, padding, dilation, output_padding=()):
+    """The checks a convolution and a transposed one share, in torch's order; returns the weight's shape."""
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d < 0 for d in dilation):
@@ -144,6 +167,20 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
     if wshape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{wshape}] instead")
+    return wshape
+
+
+def _check_conv(input, weight, bias, stride, padding, dilation, groups):
+    """torch's checks of a batched (N, C, *spatial) convolution's arguments, in its order (at::_convolution, then
+    check_shape_forward, then the CPU kernel's own); returns stride, padding and dilation as pairs."""
+    k = weight.dim() - 2
+    if k <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride, padding, dilation = (_expand(v, name, k) for v, name in
+                                 ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+    wshape = check_common(input, weight, groups, stride, padding, dilation)
     if input.shape[1] != wshape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {wshape}, expected input{list(input.shape)} to have "
                            f"{wshape[1] * groups} channels, but got {input.shape[1]} channels instead")
@@ -164,7 +201,7 @@ def _check_conv(input, weight, bias, stride, padding, dilation, groups):
     if _uses_mkldnn(input, weight, stride, padding, dilation, groups):
         _check_mkldnn(input, weight, dilation, kernel)
         return stride, padding, dilation
-    if dilation != (1, 1):  # the dilated CPU kernel
+    if any(d != 1 for d in dilation) or k != 2:  # the dilated CPU kernel
         if any(n <= 0 for n in kernel):
             raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
         if any(d <= 0 for d in dilation):
@@ -183,9 +220,9 @@ def _uses_mkldnn(input, weight, stride, padding, dilation, groups):
     thread clause makes the first condition true."""
     if input._dtype is not dtypes.float32:
         return False
-    n, c, h, w = input.shape
-    kh, kw = weight.shape[2:]
-    return groups > 1 or (kh > 3 and kw > 3) or n > 1 or n * c * h * w > 20480
+    n = input.shape[0]
+    kh, kw = weight.shape[-2:] if weight.dim() > 3 else (1, weight.shape[-1])  # conv1d runs as a 2-d one
+    return groups > 1 or (kh > 3 and kw > 3) or n > 1 or math.prod(input.shape[:4]) > 20480
 
 
 def _check_mkldnn(input, weight, dilation, kernel):
@@ -202,17 +239,21 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
+@autocast.lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    dispatch.require_host("conv2d", *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
+def convolution(input, weight, bias, stride, padding, dilation, groups, k):
+    """conv1d, conv2d and conv3d: one im2col product per group (ConvolutionBackward0)."""
+    op = f"conv{k}d"
+    dispatch.require_host(op, *(t._data for t in (input, weight, bias) if t is not None))  # NumPy views
     if bias is not None and bias._dtype is not input._dtype:
         raise RuntimeError(f"Input type ({input._dtype.c_name}) and bias type ({bias._dtype.c_name}) should be the "
                            "same")
-    if input.dim() == 3:  # an unbatched (C, H, W) input
-        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
-    if input.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-                           f"{list(input.shape)}")
+    if input.dim() == k + 1:  # an unbatched (C, *spatial) input
+        return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, k).squeeze(0)
+    if input.dim() != k + 2:
+        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {op}, but got input of "
+                           f"size: {list(input.shape)}")
+    stride, padding, dilation = (op_ints(v, k) for v in (stride, padding, dilation))
     padding, extra = _conv_padding(padding, weight, stride, dilation, groups)
     if any(extra):  # padding='same' with an odd total: torch pads the input's end by one
         warn_once("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
@@ -220,16 +261,27 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                   "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
         input = _pad_after(input, extra)
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
-    out_channels, _, kh, kw = weight.shape
-    geo = window.Geometry(input.shape, (kh, kw), stride, padding, dilation)
+    geo = geometry(input.shape, weight.shape[2:], stride, padding, dilation)
     # one recorded call: numgrad.compile replays it on new values
-    out, cols = dispatch.numpy_op(window.conv_arrays, input._data, weight._data,
+    out, cols = dispatch.numpy_op(window.conv_arrays, spatial(input._data, geo), weight._data,
                                   None if bias is None else bias._data, geo, groups)
-    result = new_tensor(out, input._dtype)
+    result = new_tensor(out.reshape(input.shape[0], weight.shape[0], *output_sizes(geo)[-k:]), input._dtype)
     record("ConvolutionBackward0", _conv_backward, [input, weight, bias], [result],
            {"input": input, "weight": weight, "geometry": geo, "groups": groups,
             "columns": constant(cols) if weight._requires_grad else None})
     return result
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 # ---- max pooling ---------------------------------------------------------------------------------
@@ -246,13 +298,14 @@ def _unpool_backward(node, g):
     return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
 
 
-def _scatter_to_input(g, flat_indices, input_shape, overlapping):
-    """The max-pool gradient: each output gradient added at the input position its maximum came from."""
+def _scatter_to_input(g, flat_indices, input_shape, overlapping, name="MaxPool2DWithIndicesBackwardBackward0"):
+    """The max-pool gradient: each output gradient added at the input position its maximum came from (of
+    any number of spatial dims: `flat_indices` has a row per (batch, channel) plane)."""
     rows = flat_indices.shape[0]
-    plane = input_shape[-2] * input_shape[-1]
+    plane = math.prod(input_shape) // rows if rows else 0
     data = dispatch.numpy_op(window.unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
     out = new_tensor(data.reshape(input_shape), g._dtype)
-    record("MaxPool2DWithIndicesBackwardBackward0", _unpool_backward, [g], [out],
+    record(name, _unpool_backward, [g], [out],
            {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})
     return out
 
@@ -261,22 +314,22 @@ def _max_pool_backward(node, g):
     return (_scatter_to_input(g, node.saved("flat_indices"), node.input_shape(0), node.saved("overlapping")),)
 
 
-def _pool_pair(value, name, message, allow_empty=False):
+def _pool_pair(value, name, message, allow_empty=False, op="max_pool2d"):
     values = _int_list(value)
     if not (1 <= len(values) <= 2 or (allow_empty and not values)):
-        raise RuntimeError(f"max_pool2d: {name} {message}")
+        raise RuntimeError(f"{op}: {name} {message}")
     return tuple(values * 2 if len(values) == 1 else values)
 
 
-def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode):
-    """torch's checks of max_pool2d's arguments, in its order (max_pool2d_with_indices' meta function,
-    pooling_output_shape for each dim, pool2d_shape_check); returns kernel, stride, padding, dilation and
-    the output's (height, width)."""
-    kernel = _pool_pair(kernel_size, "kernel_size", "must either be a single int, or a tuple of two ints")
+def _check_pool(input, kernel_size, stride, padding, dilation, ceil_mode, op="max_pool2d"):
+    """torch's checks of max_pool2d's (or avg_pool2d's) arguments, in its order (max_pool2d_with_indices' meta
+    function, pooling_output_shape for each dim, pool2d_shape_check); returns kernel, stride, padding,
+    dilation and the output's (height, width)."""
+    kernel = _pool_pair(kernel_size, "kernel_size", "must either be a single int, or a tuple of two ints", op=op)
     stride = () if stride is None else stride
-    stride = _pool_pair(stride, "stride", "must either be omitted, a single int, or a tuple of two ints", True) \
-        if _int_list(stride) else kernel
-    padding = _pool_pair(padding, "padding", "must either be a single int, or a tuple of two ints")
+    stride = _pool_pair(stride, "stride", "must either be omitted, a single int, or a tuple of two ints", True,
+                        op) if _int_list(stride) else kernel
+    padding = _pool_pair(padding, "padding", "must either be a single int, or a tuple of two ints", op=op)
     dilation = _pool_pair(dilation, "dilation", "must be either a single int, or a tuple of two ints")
     if input.dim() not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")

@@ -11,7 +11,8 @@ from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..spec.table import ELEMENTWISE
 from ..node import record
-from ..ops.indexing import index_put
+from ..ops import autocast
+from ..ops.indexing import index_put, long_index
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
@@ -76,6 +77,7 @@ def _plus_bias(product, bias, dtype, device):
 _ADD = ELEMENTWISE["add"]
 
 
+@autocast.lower_precision
 def linear(input, weight, bias=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
@@ -123,10 +125,11 @@ def _embedding_backward(node, g):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    if input._dtype is not dtypes.int64:
+    if input._dtype is not dtypes.int64 and input._dtype is not dtypes.int32:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{input._dtype.word}Tensor instead (while checking arguments "
                            "for embedding)")
+    input = long_index(input)
     if sparse:
         raise RuntimeError("numgrad has no sparse tensors: use sparse=False")
     num = weight._data.shape[0]

@@ -9,6 +9,7 @@ from .._core.shapes import broadcast_shapes
 from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
+from ..ops import autocast
 from ..ops.reduction import log_softmax
 from ._common import check_reduction, constant, new_tensor, wants
 from ..kernels.dispatch import indexing as device_index, loss as loss_kernels
@@ -63,6 +64,7 @@ def _mse_derivatives(node, want):
     return (diff * 2 if want[0] else None, diff * -2 if want[1] else None)
 
 
+@autocast.float32
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
@@ -82,6 +84,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
                            {"input": input, "target": target}, computed)
 
 
+@autocast.float32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     check_reduction(reduction)
     _warn_size(input, target)
@@ -122,6 +125,7 @@ def _check_bce(input, target):
     raise RuntimeError(f"all elements of {'input' if x[first] else 'target'} should be between 0 and 1")
 
 
+@autocast.float32
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     check_reduction(reduction)
     if target.shape != input.shape:
@@ -174,6 +178,7 @@ def _check_bce_logits(input, target, pos_weight):
     return target._dtype
 
 
+@autocast.float32
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
@@ -268,6 +273,7 @@ def _check_nll_kernel(input, target, weight):
         raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")
 
 
+@autocast.float32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     check_reduction(reduction)
     _check_nll_nd(input, target)
@@ -301,17 +307,22 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
         # its one row (+0.0, not -0.0, for a log-probability of 0)
         mode = "sum" if reduction == "none" and x.ndim == 1 else reduction
         data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, t.reshape(-1), w, ignore_index, mode,
-                                    input._requires_grad)
+                                    _needs_coefficients(input))
         data = data.reshape(shape) if reduction == "none" else data
         coef = None if coef is None else coef.reshape(x.shape)
     else:
         data, coef = tape.call(_nll_arrays, x, t, w, ignore_index, reduction, class_dim, n_classes, shape,
-                               input._requires_grad)
+                               _needs_coefficients(input))
     out = new_tensor(data, input._dtype)
-    if input._requires_grad:
+    if _needs_coefficients(input):
         record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
                                                      "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out
+
+
+def _needs_coefficients(input):
+    """Whether nll_loss's gradient coefficients are wanted: for backward, or for a forward-AD tangent."""
+    return input._requires_grad or input._fw_grad is not None
 
 
 def _nll_arrays(input, target, weight, ignore_index, reduction, class_dim, n_classes, shape, want_coef):
@@ -384,7 +395,7 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
             data = losses.sum() / wt.sum()
             scale = 1 / wt.sum()
         out = new_tensor(data._data, input._dtype)
-        if input._requires_grad:
+        if _needs_coefficients(input):
             coef = dispatch.zeros(x._data.shape, x._data.dtype, t)
             # an ignored target gets a zero gradient (not 0 * inf = nan, nor -0.0), as in torch
             values = (-wt if scale is None else -wt * scale).masked_fill(ignored, 0).unsqueeze(1)._data
@@ -392,12 +403,13 @@ def _nll_loss_tensor_ops(input, target, weight, ignore_index, reduction, class_d
             inverse = [axes.index(k) for k in range(ndim)]
             coef = coef.reshape(moved.shape).transpose(inverse).contiguous()
     name = "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0"
-    if input._requires_grad:
+    if _needs_coefficients(input):
         record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype), "reduction": reduction,
                                                      "class_dim": class_dim, "target_shape": _none_shape(input, target)})
     return out.reshape(target.shape) if view_back else out
 
 
+@autocast.float32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """torch's cross_entropy_loss: a target of the input's shape holds class probabilities; otherwise class

@@ -8,20 +8,37 @@ from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
 from ..ops.random import generator as _generator
+from ..ops.reshaping import one_hot
 from ..tensor import Tensor
-from ._conv import conv2d, max_pool2d
+from ._conv import conv1d, conv2d, conv3d, max_pool2d
+from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._fold import fold, pixel_shuffle, pixel_unshuffle, unfold
+from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
 from ._loss_extra import cosine_embedding_loss, ctc_loss, gaussian_nll_loss, huber_loss, kl_div, \
     margin_ranking_loss, multi_margin_loss, poisson_nll_loss, smooth_l1_loss, triplet_margin_loss
 from ._norm import batch_norm, layer_norm
+from ._pad import pad
+from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, \
+    adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d, \
+    max_pool1d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d
+from ._pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, \
+    adaptive_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
-           "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
-           "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
-           "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss"]
+           "batch_norm", "layer_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d",
+           "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold", "fold", "pixel_shuffle",
+           "pixel_unshuffle", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+           "one_hot", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss"]
 
 
 def relu(input, inplace=False):

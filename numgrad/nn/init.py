@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ..ops.random import generator
+from ..ops.random import rng as _rng
 
 
 def _fill(tensor, values):
@@ -52,18 +52,18 @@ def _calculate_correct_fan(tensor, mode):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    rng = generator or _rng()
+    rng = _rng(generator)
     return _fill(tensor, rng.uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    rng = generator or _rng()
+    rng = _rng(generator)
     return _fill(tensor, rng.normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal values redrawn until they fall in [a, b] (the distribution torch's inverse-CDF method samples)."""
-    rng = generator or _rng()
+    rng = _rng(generator)
     out = rng.normal(mean, std, tensor.shape)
     bad = (out < a) | (out > b)
     while bad.any():
@@ -126,7 +126,3 @@ def reset_weight_and_bias(weight, bias):
         fan_in, _ = _calculate_fan_in_and_fan_out(weight)
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
-
-
-def _rng():
-    return generator()

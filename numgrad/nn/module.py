@@ -296,6 +296,12 @@ class Module:
     def double(self):
         return self.to(dtypes.float64)
 
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
+
     def type(self, dst_type):
         return self.to(dst_type)
 

@@ -94,10 +94,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     values = _to_nested(data)
     if not d.is_floating_point and d is not dtypes.bool_:  # inf or NaN has no integer value
         floats = np.asarray(values)
-        if floats.dtype.kind == "f" and not np.isfinite(floats).all():
+        if floats.dtype.kind == "f" and not np.isfinite(floats).all() or d.is_narrow and floats.size and \
+                _python_data(data) and not all(dtypes.int_fits(v.item(), d) for v in (floats.min(), floats.max())):
             raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
     try:
-        arr = np.array(values, dtype=d.np, copy=True)
+        # a narrow dtype from Python numbers: as torch, through int64 (wrapping) or double (rounding via float)
+        arr = np.array(values, dtype=d.np, copy=True) if not d.is_narrow else \
+            dtypes.cast(np.array(values, dtype=np.float64 if d.is_floating_point else np.int64), d)
     except OverflowError:  # a Python int beyond int64
         raise ValueError("Overflow when unpacking long long") from None
     if tape.active and _python_data(data):  # numbers written in the code: a constant of a numgrad.compile trace
@@ -131,11 +134,14 @@ def as_tensor(data, dtype=None, device=None):
 def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    if array.dtype not in (np.float32, np.float64, np.int64, np.bool_):
-        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only supported types are: "
-                        "float64, float32, int64, and bool.")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "
+                        f"{dtypes.NUMPY_TYPES_MESSAGE}")
+    d = dtypes.from_numpy_dtype(array.dtype)
+    if d.np != array.dtype:  # uint16 and wider unsigned types: numgrad holds their values as int64 (a copy)
+        return TensorBase._make(array.astype(d.np), d)
     lazy.export(array)  # NumPy code keeps writing access: never read it lazily
-    return TensorBase._make(array, dtypes.from_numpy_dtype(array.dtype))  # shares memory, as torch does
+    return TensorBase._make(array, d)  # shares memory, as torch does
 
 
 def _filled(shape, value, d, device, requires_grad):

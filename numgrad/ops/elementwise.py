@@ -76,19 +76,35 @@ def _promote_unrefused(entry, args):
             first = None
             break
     if first is not None and (first.is_floating_point or all(
-            isinstance(a, TensorBase) or isinstance(a, bool) or (isinstance(a, int) and first is dtypes.int64)
+            isinstance(a, TensorBase) or isinstance(a, bool) or (isinstance(a, int) and first is not dtypes.bool_)
             for a in args)):
         compute = first
     else:
         values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
         compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, TensorBase)],
                                      [s for s in values if not isinstance(s, TensorBase)])
-    refusal = entry.refuses.get(compute.name)
+    refusal = entry.refuses.get(compute.name) or (compute.is_narrow and _narrow_refusal(entry, compute))
     if entry.kind == "float" and not compute.is_floating_point:
         compute = dtypes.get_default_dtype()
     if entry.name in ("sub", "rsub", "rsub_tensor", "neg"):
         _check_bool_arithmetic(entry, compute, args)
     return compute, refusal
+
+
+def _narrow_refusal(entry, compute):
+    """torch's kernels dispatch over all integer types or none: a narrow integer is refused as int64 is, named
+    as itself."""
+    if compute.is_floating_point or "int64" not in entry.refuses:
+        return None
+    exc, message = entry.refuses["int64"]
+    return exc, message.replace("'Long'", f"'{compute.word}'")
+
+
+def result_type(tensor1, tensor2):
+    """torch.result_type: the dtype an arithmetic op on these tensors or numbers computes in."""
+    values = (tensor1, tensor2)
+    return dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, TensorBase)],
+                              [v for v in values if not isinstance(v, TensorBase)])
 
 
 def compute_dtype(name, *args):
@@ -116,8 +132,10 @@ def apply(name, *args):
     strides = lazy.result_layout(entry, args, tensors, shape)\
         if len(shape) > 1 and n and device is CPU and not entry.c_order else None
     result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)\
-        if STATE.fusion and n else None
-    if result is None:
+        if STATE.fusion and n and not compute.is_narrow else None
+    if result is None and compute.is_narrow:
+        result = TensorBase._make(_compute_widened(entry, args, compute, out_dtype, shape, strides), out_dtype)
+    elif result is None:
         result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape, strides), out_dtype)
     if entry.grads and STATE.grad_enabled:
         for t in tensors:
@@ -125,7 +143,26 @@ def apply(name, *args):
                 if out_dtype.is_floating_point or _records_integer_result(entry, result):
                     node_class(name)(entry, args, result, compute)
                 break
+    if STATE.forward_ad is not None:  # forward AD: the result's tangent (autograd/forward_ad.py)
+        STATE.forward_ad.elementwise(entry, args, result)
     return result
+
+
+def _compute_widened(entry, args, compute, out_dtype, shape, strides):
+    """compute_now for a narrow dtype: the kernel of its wider type (dtype.kernel) on the inputs cast up, the
+    result stored back in the narrow type (half types round once, integers wrap as torch's do)."""
+    wide = compute.kernel
+    # every operand is first of the common dtype, as torch casts them (an int32 or a float32 0-d tensor rounds
+    # to half before a half op)
+    args = [a if nm in entry.bool_inputs else dtypes.wrap_scalar(a, compute) if not isinstance(a, TensorBase) else
+            a if a._dtype is compute else TensorBase._make(dispatch.numpy_op(dtypes.cast, a._data, compute), compute)
+            for a, nm in zip(args, entry.inputs)]
+    values = compute_now(entry, args, wide, dtypes.bool_ if out_dtype is dtypes.bool_ else wide, shape, strides)
+    return dispatch.numpy_op(_stored_as, values, out_dtype.np)
+
+
+def _stored_as(values, np_dtype):
+    return values.astype(np_dtype, order="K", copy=False)
 
 
 def _records_integer_result(entry, result):
@@ -257,14 +294,15 @@ class ElementwiseBackward(Node):
 
     def _kernel_results(self, plan, g, values):
         compute, shape = self.compute, self.out_shape
-        np_dtype, n = compute.np, math.prod(shape)
+        np_dtype, n = compute.kernel.np, math.prod(shape)
         results = {nm: _zeros_like(g, shape, compute) for nm in plan.zero}
         for nm in plan.passed:  # the derivative is g itself: no pass over memory
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
             arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
             flats = tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
-            for nm, flat in zip(plan.expr_targets, flats):
+            for nm, flat in zip(plan.expr_targets, flats):  # (a half type's gradients rounded once, as torch's)
+                flat = flat if compute.kernel is compute else dispatch.numpy_op(_stored_as, flat, compute.np)
                 results[nm] = TensorBase._make(flat.reshape(shape), compute)
         return results
 

@@ -258,7 +258,8 @@ def clamp(input, min=None, max=None):
         if input.dtype is bool_ and (min is None or max is None):  # torch's clamp_min/max(Tensor): maximum's kernel
             return apply("maximum", input, min) if max is None else apply("minimum", input, max)
         low, high = (-np.inf, np.inf) if input.dtype.is_floating_point else (
-            (False, True) if input.dtype is bool_ else (np.iinfo(np.int64).min, np.iinfo(np.int64).max))
+            (False, True) if input.dtype is bool_ else
+            (int(np.iinfo(input.dtype.np).min), int(np.iinfo(input.dtype.np).max)))
         lo = min if min is not None else creation.full_like(input, low)
         hi = max if max is not None else creation.full_like(input, high)
         return apply("clamp_tensor", input, lo, hi)
@@ -452,8 +453,12 @@ def any(input, dim=None, keepdim=False):
 
 def _bool_reduce(input, dim, keepdim, kind):
     if isinstance(dim, (tuple, list)) and not dim:  # torch's all/any over no dims reduce nothing
-        return TensorBase._make(dispatch.c_order((input != 0)._data), bool_)
-    return dispatch.by_device([input._data], _bool_reduce_numpy, _bool_reduce_folded)(input, dim, keepdim, kind)
+        out = TensorBase._make(dispatch.c_order((input != 0)._data), bool_)
+    else:
+        out = dispatch.by_device([input._data], _bool_reduce_numpy, _bool_reduce_folded)(input, dim, keepdim, kind)
+    if input.dtype is dtypes.uint8:  # torch keeps uint8 (the type masks had before bool)
+        return TensorBase._make(dispatch.asarray(out._data, np.uint8), dtypes.uint8)
+    return out
 
 
 def _bool_reduce_folded(input, dim, keepdim, kind):

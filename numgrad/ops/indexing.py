@@ -60,6 +60,12 @@ def _classify(item):
         arr = item._data if isinstance(item, TensorBase) else item
         if arr.dtype.kind not in "biu":  # refused by make_info (_make_info), after a write's overlap checks
             return "array", arr
+        if isinstance(item, TensorBase) and item._dtype in (dtypes.int8, dtypes.int16):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if isinstance(item, TensorBase) and item._dtype is dtypes.uint8:  # torch's old masks
+            warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead. "
+                 "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)")
+            arr = dispatch.asarray(arr, np.bool_)
     elif isinstance(item, range):
         arr = np.arange(item.start, item.stop, item.step)
     elif isinstance(item, (list, tuple)):
@@ -660,8 +666,9 @@ def masked_fill_(t, mask, value):
 def index_select(t, dim, index):
     if not isinstance(index, TensorBase):
         raise TypeError(f"index_select(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
-    if index._dtype is not dtypes.int64:
+    if index._dtype is not dtypes.int64 and index._dtype is not dtypes.int32:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    index = long_index(index)
     if index._data.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, t._data.ndim)
@@ -716,8 +723,8 @@ def select(t, dim, index):
 def _check_index(op, t, d, index, src=None, self_word="self"):
     """torch's checks of a gather/scatter index before its kernel runs: dtypes, dims, shapes."""
     check_same_device(t, index, src)
-    if index._dtype is not dtypes.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if index._dtype is not dtypes.int64 and index._dtype is not dtypes.int32:
+        raise RuntimeError(f"{'scatter' if op == 'scatter_add' else op}(): Expected dtype int32/int64 for index")
     if src is not None and src._dtype is not t._dtype:  # scatter_gather_dtype_check: before the shapes, bounds
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # scatter_add's too
     if index._data.ndim != t._data.ndim:
@@ -805,6 +812,13 @@ def _backward_gather(g, dim, index):
     return _gather(g, dim, index, False)
 
 
+def long_index(index):
+    """An int32 index tensor (torch takes those too) as the int64 one the kernels read."""
+    if isinstance(index, TensorBase) and index._dtype is dtypes.int32:
+        return TensorBase._make(dispatch.asarray(index._data, np.int64), dtypes.int64)
+    return index
+
+
 def _one_d(x):
     """A 0-d tensor as one of shape (1,), sharing its memory: torch's gather and scatter read a 0-d tensor as one
     dim of size 1 (ensure_nonempty_dim / ensure_nonempty_size); others as they are."""
@@ -814,6 +828,7 @@ def _one_d(x):
 
 
 def _gather(t, dim, index, bounds):
+    index = long_index(index)
     d = wrap_dim(dim, t._data.ndim)
     t1, index1 = _one_d(t), _one_d(index)
     _check_index("gather", t1, d, index1, self_word="input")
@@ -842,6 +857,7 @@ def scatter_into_zeros(shape, dim, index, src):
 
 def _scatter(op, t, dim, index, src, add, bounds=True, target=None):
     """`target`: the tensor scatter_/scatter_add_ writes, whose memory index and src must not share."""
+    index = long_index(index)
     d = wrap_dim(dim, t._data.ndim)
     is_tensor = isinstance(src, TensorBase)
     if add and not is_tensor:

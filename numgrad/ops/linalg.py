@@ -8,6 +8,7 @@ from ..kernels import dispatch
 from ..node import record, zero_gradients
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes
+from .autocast import lower_precision
 
 __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
 
@@ -73,6 +74,7 @@ def _dot_backward(node, g):
             g * a if _wants(node, 1) else None)
 
 
+@lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mm(input, mat2):
     _check_tensors("mm", input, mat2, ("input", "mat2"))
@@ -96,6 +98,7 @@ def mm(input, mat2):
     return _product("MmBackward0", _mm_backward, a, b, dispatch.matmul(a._data, b._data))
 
 
+@lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def bmm(input, mat2):
     _check_tensors("bmm", input, mat2, ("input", "mat2"))
@@ -201,6 +204,7 @@ def _should_fold(a, b):
     return all(t1.strides[i] == t1.strides[i + 1] * t1.shape[i + 1] for i in range(t1.ndim - 2))
 
 
+@lower_precision
 def matmul(input, other):
     """torch.matmul, built as torch builds it (dot, mv, mm, folded mm/mv, or broadcast bmm) so that the
     graph and the error messages match."""

@@ -1,25 +1,58 @@
-"""The global random generator: manual_seed, rand, randn, randint and their *_like forms."""
+"""The default generator and the random functions: manual_seed, rand, randn, randint, randperm, normal,
+multinomial and the *_like forms, each drawing from `generator=` or the default generator."""
+import contextlib
+
 import numpy as np
 
 from .._core import dtypes
 from .creation import _size, _wrap
+from .generator import Generator, numpy_rng
 
-_generator = [np.random.default_rng()]
+default_generator = Generator()
+default_generator.seed()  # torch's default generator starts from a nondeterministic seed
 
 
 def manual_seed(seed):
-    _generator[0] = np.random.default_rng(int(seed) % 2**64)  # torch takes a negative seed modulo 2**64
-    return _generator[0]
+    return default_generator.manual_seed(seed)
 
 
 def seed():
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """Restores the default generator's state when the block ends (GPU draws come from it too in numgrad)."""
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)
 
 
 def generator():
-    return _generator[0]
+    """The default generator's NumPy stream (for numgrad's own draws: dropout, nn.init)."""
+    return default_generator._rng
+
+
+def rng(generator=None):
+    """The NumPy stream a `generator=` argument names (None: the default generator's)."""
+    return numpy_rng(generator, default_generator)
 
 
 def _float_dtype(dtype):
@@ -34,7 +67,7 @@ def _sampler(draw, name):
         if "size" in kw:  # torch accepts rand(size=(2, 3)) as well as rand(2, 3)
             size = (kw.pop("size"),)
         d = _float_dtype(dtype)
-        data = draw(generator or _generator[0], _size(size), d.np)
+        data = draw(rng(generator), _size(size), d.np)
         return _wrap(data, d, device, requires_grad)
     sample.__name__ = name
     return sample
@@ -58,15 +91,15 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
         raise RuntimeError("from is out of bounds for bool")
     if d is dtypes.bool_ and not 0 <= high - 1 <= 1:
         raise RuntimeError("to - 1 is out of bounds for bool")
-    data = (generator or _generator[0]).integers(low, high, _size((size,)), dtype=np.int64).astype(d.np)
+    data = rng(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(d.np)
     return _wrap(data, d, device, requires_grad)
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _wrap(_generator[0].permutation(int(n)).astype(d.np), d, device, requires_grad)
+    return _wrap(rng(generator).permutation(int(n)).astype(d.np), d, device, requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, device=None):
@@ -82,9 +115,40 @@ def randint_like(t, low=0, high=None, dtype=None, requires_grad=False, device=No
                    device=device or t.device)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, dtype=None, requires_grad=False):
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
     d = _float_dtype(dtype)
     if isinstance(std, (int, float)) and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    data = _generator[0].normal(mean, std, size=tuple(size) if size is not None else ()).astype(d.np)
+    data = rng(generator).normal(mean, std, size=tuple(size) if size is not None else ()).astype(d.np)
     return _wrap(data, d, None, requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn by weight from each row: with replacement by the inverse CDF, without by torch's
+    exponential race (the largest w / Exp(1) first, so zero weights come last and only when they must)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.word}")
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    w = np.atleast_2d(input._host).astype(np.float64)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (w.sum(-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    draw = rng(generator)
+    if replacement:
+        cdf = np.cumsum(w, -1)
+        u = draw.random((w.shape[0], num_samples)) * cdf[:, -1:]
+        picks = np.stack([np.searchsorted(c, row, side="right") for c, row in zip(cdf, u)])
+        last_positive = categories - 1 - np.argmax(w[:, ::-1] > 0, axis=-1)  # rounding never picks a zero weight
+        picks = np.minimum(picks, last_positive[:, None])
+    else:
+        keys = w / draw.exponential(size=w.shape)
+        picks = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    picks = picks.astype(np.int64)
+    return _wrap(picks if input.dim() == 2 else picks[0], dtypes.int64, input.device, False)

@@ -85,6 +85,8 @@ def _fold(name, data, axes, acc_dtype, want_index=False):
 
 
 def _result(data, dtype):
+    if dtype.is_narrow and data.dtype == np.float64:  # a half type from double: through float, as torch
+        data = dispatch.asarray(data, np.float32)
     return TensorBase._make(dispatch.c_order(dispatch.asarray(data, dtype.np)), dtype)  # torch's: contiguous
 
 
@@ -167,10 +169,11 @@ def mean(t, dim=_NO_DIM, keepdim=False, dtype=None):
                            f"or complex dtype. Got: {t._dtype.word}")
     axes = _axes(t, dim)
     count = int(np.prod([t._shape[a] for a in axes]))
-    with no_grad():
-        s = sum(t if dtype is None else t.to(dtype), dim, keepdim)
+    out_dtype = dtype or t._dtype
+    with no_grad():  # a half type's mean is float's, rounded once (torch's)
+        s = sum(t.to(out_dtype.kernel), dim, keepdim)
     out = _result(dispatch.numpy_op(np.divide, s._data, s._data.dtype.type(count)) if count else
-                  dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), s._dtype)
+                  dispatch.full(s._data.shape, np.nan, s._data.dtype, s._data), out_dtype)
     record("MeanBackward1" if named else "MeanBackward0", _mean_backward, [t], [out],
            {"axes": axes, "keepdim": keepdim, "count": count, "dim": dim, "self_sym_sizes": t._shape})
     return out
@@ -240,7 +243,7 @@ def _select(name, t, axes, op, whole, want_index=False, given=None):
     # trailing dims: the vectorised fused fold (not over an empty tensor: a fused program needs an element)
     if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and 0 not in shape and\
             axes == tuple(range(axes[0], len(shape))):
-        values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.np])
+        values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.kernel.np])
         return dispatch.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)
 
@@ -396,7 +399,9 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         _check_empty_norm(t, p, dim, axes)
     with no_grad():
         x = t.abs()
-        if p == float("inf"):
+        # each result of one element: torch's norm is that element's abs for every order but 0, so neither
+        # its square nor its power overflows ([1e30].norm() is 1e30, [1e30, 1e30].norm() inf in float32)
+        if p == float("inf") or (p != 0 and math.prod(t._shape[a] for a in axes) == 1):
             out = amax(x, axes, keepdim)
         elif p == float("-inf"):
             out = amin(x, axes, keepdim)
@@ -452,7 +457,7 @@ def _var_grad(node, g):
     centre = mean(a, node.saved("axes"), keepdim=True)
     dof = n - c
     if dof <= 0 and (node.saved("dim") is None or not a._shape):
-        return g * apply("where", a == centre, float("nan"), float("inf"))
+        return g * apply("where", a == centre, float("nan"), float("inf")).to(g._dtype)  # (a half g stays half)
     return (2.0 / dof if dof else float("inf")) * g * (a - centre)
 
 
@@ -550,7 +555,7 @@ def _row_kernel_applies(t, d):
     """The last-dim row kernels serve float tensors outside create_graph (which needs tensor ops)."""
     shape = t._shape
     return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and\
-        t._dtype.is_floating_point and not t.is_cuda  # GPU: composed of reductions and a fused region
+        t._dtype.is_floating_point and not t._dtype.is_narrow and not t.is_cuda  # GPU: reductions and a fused region
 
 
 def _softmax_dtype(t, dtype, dim, log):
@@ -576,15 +581,16 @@ def softmax(t, dim, dtype=None, _log=False):
         return out
     t = _softmax_dtype(t, dtype, dim, _log)
     with no_grad():
+        x = t.to(t._dtype.kernel)  # a half type in float, rounded once (torch's CPU kernel)
         if 0 in t._shape:  # nothing to normalise
             out = _result(t._data.copy(), t._dtype)
-        elif _row_kernel_applies(t, d):
+        elif _row_kernel_applies(x, d):
             # a pending input (a bias add) is computed in the row kernel instead of going to memory first
-            rows = lazy.softmax_rows_forward(t, _log) if lazy.pending(t) is not None else \
-                dispatch.row_softmax(t._data, _log)
+            rows = lazy.softmax_rows_forward(x, _log) if lazy.pending(x) is not None else \
+                dispatch.row_softmax(x._data, _log)
             out = _result(rows, t._dtype)
         else:
-            shifted = t - amax(t, d, keepdim=True)
+            shifted = x - amax(x, d, keepdim=True)
             e = shifted.exp()
             s = sum(e, d, keepdim=True)
             out = shifted - s.log() if _log else e / s

@@ -320,7 +320,7 @@ def _to_copy_backward(node, g):
 def to_dtype(t, dtype, copy=False):
     if dtype is t._dtype and not copy:
         return t
-    out = TensorBase._make(_strides_kept(t._data.astype(dtype.np), t._data), dtype)
+    out = TensorBase._make(_strides_kept(dtypes.cast(t._data, dtype), t._data), dtype)
     if dtype.is_floating_point:
         record("ToCopyBackward0", _to_copy_backward, [t], [out])
     return out

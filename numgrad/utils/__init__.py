@@ -1,1 +1,3 @@
-"""torch.utils's counterpart: utils.dlpack (the DLPack exchange)."""
+"""torch.utils's counterpart: utils.data (datasets and the DataLoader), utils.dlpack (the DLPack exchange) and
+utils.checkpoint (activation checkpointing)."""
+from . import checkpoint, data, dlpack

@@ -93,8 +93,8 @@ _capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_c
 _capsule_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 
-# what numgrad tensors hold: float32, float64, int64, bool as (code, bits)
-_DTYPES = {(2, 32), (2, 64), (0, 64), (6, 8)}
+# what numgrad tensors hold, as (code, bits), that NumPy reads (bfloat16 it does not)
+_DTYPES = {(2, 16), (2, 32), (2, 64), (0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (6, 8)}
 _CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "opaque", 4: "bfloat", 5: "complex", 6: "bool"}
 
 
@@ -238,8 +238,8 @@ def _from_capsule(capsule):
     if (dl.dtype.code, dl.dtype.bits) not in _DTYPES or dl.dtype.lanes != 1:
         name = f"{_CODE_NAMES.get(dl.dtype.code, f'code {dl.dtype.code} ')}{dl.dtype.bits}"
         name = name if dl.dtype.lanes == 1 else f"{name}x{dl.dtype.lanes}"
-        raise TypeError(f"from_dlpack: unsupported dtype {name}; numgrad tensors are float32, float64, int64 "
-                        "or bool")
+        raise TypeError(f"from_dlpack: unsupported dtype {name}; numgrad reads float16, float32, float64, int8, "
+                        "int16, int32, int64, uint8 or bool")
     kind, index = dl.device.device_type, dl.device.device_id
     if kind not in (kDLCPU, kDLCUDAHost, kDLCUDA):
         try:

@@ -13,7 +13,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "numgrad"
 # what a function may import: numba-cuda (or its cuda.core) and the heavy optional libraries; numgrad's own
 # CUDA kernels only in the loader that imports them once for everyone
-OPTIONAL = ("numba.cuda", "cuda.core", "torch", "matplotlib")
+OPTIONAL = ("numba.cuda", "cuda.core", "torch", "matplotlib", "mpi4py")
 CUDA_LOADER, CUDA_KERNELS = "numgrad.kernels.dispatch.lazy_cuda", "numgrad.kernels.cuda."
 
 

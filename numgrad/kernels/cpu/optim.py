@@ -1,4 +1,4 @@
-"""CPU optimizer kernels: kernels/optim.py's bodies under the CPU loop header, split over threads."""
+"""CPU optimizer kernels: dispatch/optim.py's bodies under the CPU loop header, split over threads."""
 import functools
 
 from .. import loader
@@ -14,7 +14,7 @@ PARALLEL_MIN = 1 << 21
 
 def kernel_source(body, dtype_name):
     """kernel(start, stop, arrays..., scalars...) updating elements [start, stop); `body` is one of
-    kernels/optim.py's (params, loop) pairs."""
+    dispatch/optim.py's (params, loop) pairs."""
     params, loop = body
     # an unsigned index, never wrapped by Numba: a signed one from range(start, stop) would be, and that stops
     # LLVM vectorising the loop (Adam's ran 8x slower that way)

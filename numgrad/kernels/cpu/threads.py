@@ -19,11 +19,21 @@ _workers = []  # one job queue per worker thread
 _worker_ids = set()  # their thread idents: a split inside a worker's job runs on that worker alone
 _pool_pid = None  # the process that started them (a forked child has none of them running)
 _start_lock = threading.Lock()
+_chosen = []  # set_count's value, when one was set: it overrides NUMBA_NUM_THREADS
 
 
 def count():
-    """Threads to use: NUMBA_NUM_THREADS (by default the CPUs this process may run on)."""
-    return numba.config.NUMBA_NUM_THREADS
+    """Threads to use: set_count's choice, else NUMBA_NUM_THREADS (by default the CPUs this process may run on)."""
+    return _chosen[0] if _chosen else numba.config.NUMBA_NUM_THREADS
+
+
+def set_count(n):
+    """Use `n` threads from now on (torch.set_num_threads); the pool keeps its threads, splits use n parts."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _chosen[:] = [n]
 
 
 def split(total, parts):

@@ -490,7 +490,7 @@ def arithmetic(name, *operands, out=None):
 
 def matmul(a, b):
     """np.matmul for DeviceArrays (float32/float64): the tiled shared-memory kernel of
-    kernels/cuda_matmul.py reading transposed and broadcast operands in place through their strides."""
+    kernels/cuda/matmul.py reading transposed and broadcast operands in place through their strides."""
     if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64"):
         kind = a.dtype if a.dtype != b.dtype else a.dtype.name
         raise RuntimeError(f'"addmm_cuda" not implemented for \'{_TORCH_WORD.get(str(kind), kind)}\'')

@@ -1,4 +1,4 @@
-"""CUDA optimizer kernels: kernels/optim.py's bodies with a grid-stride loop header."""
+"""CUDA optimizer kernels: dispatch/optim.py's bodies with a grid-stride loop header."""
 from . import kernels as target
 
 

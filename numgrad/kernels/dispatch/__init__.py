@@ -8,11 +8,12 @@ import functools
 import numpy as np
 
 from ..._core.device import CPU, CUDA0, device
-from ..arrays import on_gpu
+from ..arrays import WIDER, kernel_dtype, on_gpu, widened
 from ..cpu import checksum as cpu_checksum
 from ..cpu import kernels as cpu_kernels
 from ..cpu import pool as cpu_pool
 from ..cpu import softmax as cpu_softmax
+from ..cpu import threads as cpu_threads
 from ..cuda import runtime as cuda_runtime
 from .. import tape
 from .lazy_cuda import cuda
@@ -354,6 +355,7 @@ def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
 
 def _reduce(name, entry, data, axes, acc_dtype, kept, want_index):
     if not on_gpu(data):
+        data, acc_dtype = widened(data), kernel_dtype(acc_dtype)
         combine = getattr(np, entry.combine) if entry.combine else None
         out, idx = cpu_kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
         return out.reshape(kept), idx.reshape(kept)
@@ -376,7 +378,10 @@ def float_sum(entry, data, axes, out_dtype, kept):
 
 @np.errstate(all="ignore")  # a float64 sum past float32's range rounds to inf without NumPy's warning, as in torch
 def _host_float_sum(entry, data, axes, out_dtype, kept, out=None):
-    values, _ = cpu_kernels.run_reduction("sum", entry.update, data, axes, np.float64)
+    values, _ = cpu_kernels.run_reduction("sum", entry.update, widened(data), axes, np.float64)
+    if out_dtype in WIDER:  # a half type: torch's float sum, rounded once
+        values = np.add(values, 0.0, dtype=np.float32).astype(out_dtype)
+        return values.reshape(kept) if out is None else np.copyto(out, values.reshape(kept)) or out
     out = cpu_pool.empty(values.size, out_dtype, kept) if out is None else out
     np.add(values.reshape(kept), 0.0, out=out)  # the fold starts from the first element; + 0.0 makes -0.0 +0.0
     return out
@@ -508,6 +513,9 @@ def matmul(a, b):
 
 
 def _host_matmul(a, b, out=None):
+    if a.dtype in WIDER:  # half types accumulate in float (BLAS), as torch's CPU gemm; narrow integers wrap
+        wide = np.matmul(widened(a), widened(b))
+        return wide.astype(a.dtype) if out is None else np.copyto(out, wide, casting="unsafe") or out
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
 
 
@@ -517,3 +525,13 @@ _host_matmul.prepare = lambda result, a, b, out=None: functools.partial(np.matmu
 def add_into(out, a, b):
     """out = a + b by NumPy's ufunc (a GPU array's own kernel), `out` an array of the result's shape."""
     tape.call(np.add, a, b, out=out)
+
+
+def get_num_threads():
+    """The threads the CPU kernels split their work over (torch.get_num_threads)."""
+    return cpu_threads.count()
+
+
+def set_num_threads(n):
+    """The CPU kernels split their work over `n` threads from now on (torch.set_num_threads)."""
+    cpu_threads.set_count(n)

@@ -4,6 +4,8 @@ views. nn/_conv.py builds the tensors and nodes around these; each function is o
 numgrad.compile replays (its `prepare` writes into the trace's arrays). GPU arrays are refused before
 (dispatch.require_host)."""
 import functools
+import itertools
+import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -48,8 +50,50 @@ class Geometry:
         return as_strided(xp, tuple(sizes[a] for a in order), tuple(steps[a] for a in order), writeable=False)
 
 
+class VolumeGeometry:
+    """Sizes of one sliding-window op over an (N, C, *spatial) input of any number of spatial dims (conv3d's),
+    by NumPy's strided views alone."""
+
+    def __init__(self, shape, kernel, stride, padding, dilation, outs=None):
+        self.n, self.c = shape[:2]
+        self.sizes, self.kernel, self.stride, self.padding, self.dilation = (tuple(v) for v in (
+            shape[2:], kernel, stride, padding, dilation))
+        self.outs = tuple(outs) if outs is not None else tuple(
+            (n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in zip(
+                self.sizes, kernel, stride, padding, dilation))
+        self.padded_sizes = tuple(max(n + 2 * p, (o - 1) * s + d * (k - 1) + 1) for n, k, s, p, d, o in zip(
+            self.sizes, kernel, stride, padding, dilation, self.outs))
+
+    def _padded(self, x):
+        out = np.zeros((self.n, self.c) + self.padded_sizes, x.dtype)
+        out[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(self.padding, self.sizes))] = x
+        return out
+
+    def im2col(self, x):
+        xp = self._padded(x)
+        k = len(self.sizes)
+        strides = xp.strides
+        shape = (self.c,) + self.kernel + (self.n,) + self.outs
+        steps = (strides[1],) + tuple(st * d for st, d in zip(strides[2:], self.dilation)) + (strides[0],) + \
+            tuple(st * s for st, s in zip(strides[2:], self.stride))
+        cols = as_strided(xp, shape, steps, writeable=False)
+        return cols.reshape(self.c * math.prod(self.kernel), self.n * math.prod(self.outs))
+
+    def col2im(self, cols):
+        k = len(self.sizes)
+        out = np.zeros((self.n, self.c) + self.padded_sizes, cols.dtype)
+        blocks = cols.reshape((self.c,) + self.kernel + (self.n,) + self.outs)
+        for offset in itertools.product(*(range(n) for n in self.kernel)):
+            region = tuple(slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in zip(
+                offset, self.dilation, self.stride, self.outs))
+            out[(slice(None), slice(None)) + region] += np.moveaxis(blocks[(slice(None),) + offset], 0, 1)
+        return out[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(self.padding, self.sizes))]
+
+
 def im2col_data(x, geo):
     """(N, C, H, W) -> (C*kh*kw, N*oh*ow): one column per output position, rows grouped by channel."""
+    if isinstance(geo, VolumeGeometry):
+        return geo.im2col(x)
     if window.supports(x.dtype):
         return window.im2col(x, geo.key())
     cols = geo.windows(geo.padded(x), "cijnyx")
@@ -58,6 +102,8 @@ def im2col_data(x, geo):
 
 def col2im_data(cols, geo):
     """The adjoint of im2col: every column entry is added back to the input position it was read from."""
+    if isinstance(geo, VolumeGeometry):
+        return geo.col2im(cols)
     if window.supports(cols.dtype):
         return window.col2im(cols, geo.key())
     out = np.zeros((geo.n, geo.c, geo.hp, geo.wp), cols.dtype)
@@ -78,7 +124,7 @@ def col2im_array(cols, geo):
 def _prepare_window(kernel):
     """A replay of a recorded window function that writes into the trace's result(s) with `kernel`."""
     def prepare(result, array, geo, *rest):
-        if not window.supports(array.dtype):
+        if not window.supports(array.dtype) or not isinstance(geo, Geometry):
             return None
         outs = result if isinstance(result, tuple) else (result,)
         return functools.partial(kernel, array, geo, *rest, *outs)
@@ -104,7 +150,7 @@ def conv_arrays(x, weight, bias, geo, groups):
     """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
     cols = im2col_array(x, geo)
     product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
-    result = np.empty((geo.n, weight.shape[0], geo.oh, geo.ow), weight.dtype)
+    result = np.empty((geo.n, weight.shape[0]) + _outs(geo), weight.dtype)
     _conv_finish(weight, bias, geo, groups, cols, product, result)
     return result, cols
 
@@ -120,11 +166,16 @@ def _conv_finish(weight, bias, geo, groups, cols, product, result):
         np.matmul(w2.reshape(groups, out_channels // groups, -1), cols.reshape(groups, -1, cols.shape[1]),
                   out=product.reshape(groups, out_channels // groups, -1))
     # (O, N, oh, ow) -> (N, O, oh, ow) in one pass, with the bias added on the way
-    out = product.reshape(out_channels, geo.n, geo.oh, geo.ow).transpose(1, 0, 2, 3)
+    outs = _outs(geo)
+    out = np.swapaxes(product.reshape((out_channels, geo.n) + outs), 0, 1)
     if bias is None:
         np.copyto(result, out)
     else:
-        np.add(out, bias.reshape(1, -1, 1, 1), out=result)
+        np.add(out, bias.reshape((1, -1) + (1,) * len(outs)), out=result)
+
+
+def _outs(geo):
+    return (geo.oh, geo.ow) if isinstance(geo, Geometry) else geo.outs
 
 
 def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
@@ -135,7 +186,7 @@ def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
 def _prepare_conv(result, x, weight, bias, geo, groups):
     """numgrad.compile's replay of conv_arrays: into the trace's arrays, the product's buffer kept."""
     out, cols = result
-    if not window.supports(x.dtype):
+    if not window.supports(x.dtype) or not isinstance(geo, Geometry):
         return None
     product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
     return functools.partial(_conv_replay, x, weight, bias, geo, groups, cols, product, out)
@@ -189,3 +240,28 @@ def max_pool_arrays(x, geo):
 
 max_pool_arrays.prepare = _prepare_window(
     lambda x, geo, values, indices: window.max_pool(x, geo.key(), _lowest(x.dtype), values, indices))
+
+
+@np.errstate(all="ignore")
+def conv_transpose_arrays(x, weight, bias, geo, groups):
+    """conv_transpose's output: each input position's weighted kernel (one BLAS product per group) added into
+    the output by col2im, then the bias. `x` is (N, C_in, *spatial) in the layout `geo` reads its output in."""
+    in_channels = x.shape[1]
+    x2 = np.moveaxis(x, 1, 0).reshape(groups, in_channels // groups, x.shape[0] * x.shape[2])
+    w2 = weight.reshape(groups, in_channels // groups, math.prod(weight.shape[1:]))
+    cols = np.matmul(w2.transpose(0, 2, 1), x2).reshape(groups * w2.shape[2], x2.shape[-1])
+    out = col2im_array(cols, geo)
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def unfold_array(x, geo):
+    """F.unfold's layout of im2col: (N, C*kh*kw, L), a row of blocks per batch entry."""
+    cols = im2col_data(x, geo).reshape(geo.c * geo.kh * geo.kw, geo.n, geo.oh * geo.ow)
+    return np.ascontiguousarray(cols.transpose(1, 0, 2))
+
+
+def fold_array(cols, geo):
+    """F.fold: (N, C*kh*kw, L) blocks added back into (N, C, H, W) (col2im of unfold's layout)."""
+    return _fresh(col2im_data(np.ascontiguousarray(cols.transpose(1, 0, 2)).reshape(cols.shape[1], -1), geo))

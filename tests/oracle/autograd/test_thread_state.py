@@ -1,6 +1,6 @@
 """Grad mode, inference mode and saved-tensor hooks are per thread, as in torch: a mode entered in one
-thread is not seen in another, and a new thread starts with torch's defaults. Fusion is switched per
-thread too (numgrad's own switch)."""
+thread is not seen in another, and a new thread starts with torch's defaults. A fusion block (numgrad's own
+switch) is per thread too; a new thread starts with set_fusion's last choice."""
 import threading
 
 import numpy as np
@@ -78,15 +78,19 @@ def test_saved_tensor_hooks_are_per_thread():
     assert ours == theirs and ours[1]
 
 
-def test_fusion_switch_is_per_thread():
+def test_fusion_block_is_per_thread():
+    """`with numgrad.fusion(...)` is this thread's; set_fusion also sets what new threads start with (so that a
+    program gives the same bits on any thread: tests/oracle/autograd/test_thread_bits.py)."""
+    with numgrad.fusion(not numgrad.is_fusion_enabled()):
+        inside = numgrad.is_fusion_enabled()
+        seen = _in_thread(lambda: {"fusion": numgrad.is_fusion_enabled()})
+    assert seen == {"fusion": not inside}
     previous = numgrad.set_fusion(False)
     try:
         seen = _in_thread(lambda: {"fusion": numgrad.is_fusion_enabled()})
-        assert numgrad.is_fusion_enabled() is False
     finally:
         numgrad.set_fusion(previous)
-    from numgrad._core.state import FUSION_DEFAULT
-    assert seen == {"fusion": FUSION_DEFAULT}
+    assert seen == {"fusion": False}
 
 
 def test_threads_training_under_different_modes_match_their_single_thread_runs():

@@ -10,9 +10,12 @@ from .ops import operator_step, reduction, shape_op, table
 from .ops_extra import extra
 from .ops_index import indexing, inplace
 from .ops_loss import loss
+from .ops_nn import nn_op
+from .ops_tensorops import tensor_ops
 from .program import Backward, Interpreter, Lit, Program
 
-FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra, loss)
+FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra, nn_op,
+            tensor_ops, loss)
 
 
 def generate(d):

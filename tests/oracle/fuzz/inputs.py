@@ -1,10 +1,12 @@
-"""Drawing a program's inputs: shapes with 0- and 1-sized dims and 0-d, broadcasting partners, the four dtypes,
+"""Drawing a program's inputs: shapes with 0- and 1-sized dims and 0-d, broadcasting partners, the dtypes,
 values with ties and (sometimes) signed zeros, infinities and NaN, non-contiguous views, requires_grad."""
 import numpy as np
 
 from .program import Input
 
 DTYPES = ("float32", "float64", "int64", "bool")
+# drawn now and then: the narrow integer types and float16 (bfloat16 has no NumPy type torch reads)
+NARROW = ("int32", "int16", "int8", "uint8", "float16")
 SIZES = (0, 1, 1, 2, 2, 3, 3, 4)
 SPECIALS = (0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0)
 
@@ -29,8 +31,10 @@ def values(d, shp, dtype):
     rng = np.random.default_rng(d.integer(0, 2 ** 31))
     if dtype == "bool":
         return rng.random(shp) < 0.5
-    if dtype == "int64":
-        return rng.integers(-4, 6, shp).astype(np.int64)
+    if dtype == "uint8":
+        return rng.integers(0, 10, shp).astype(np.uint8)
+    if dtype.startswith("int"):
+        return rng.integers(-4, 6, shp).astype(dtype)
     style = d.choice(("normal", "normal", "halves", "specials"))
     if style == "normal":
         a = rng.standard_normal(shp) * 1.5
@@ -69,9 +73,11 @@ def inputs(d):
     """1 to 3 inputs; the later ones mostly broadcast with the first."""
     first = shape(d)
     dtype = d.choice(DTYPES + ("float32", "float64"))
+    if d.chance(0.15):
+        dtype = d.choice(NARROW)
     out = [one_input(d, first, dtype)]
     for _ in range(d.integer(0, 2)):
         shp = partner(d, first) if d.chance(0.8) else shape(d)
-        dt = dtype if d.chance(0.6) else d.choice(DTYPES)
+        dt = dtype if d.chance(0.6) else d.choice(DTYPES + NARROW) if d.chance(0.2) else d.choice(DTYPES)
         out.append(one_input(d, shp, dt))
     return out

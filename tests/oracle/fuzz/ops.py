@@ -13,7 +13,7 @@ OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "eq", "ne
              "and_", "or_", "xor")
 INT_SCALARS = (-2, -1, 0, 1, 2, 3)
 FLOAT_SCALARS = (0.5, -1.5, 2.0, 0.0, -0.0, 1e-3, -0.5, 3.0, float("inf"), float("nan"))
-CASTS = ("float32", "float64", "int64", "bool")
+CASTS = ("float32", "float64", "int64", "bool", "int32", "int16", "int8", "uint8", "float16")
 
 
 def is_float(t):
@@ -209,7 +209,8 @@ def shape_op(d, env):
         size = t.shape[k] if -nd <= k < nd and nd else 1
         return Step("method", name, (x, k, d.integer(-size, size - 1) if size and d.chance(0.95) else size))
     if name == "cast":
-        return Step("method", d.choice(("float", "double", "long", "bool")), (x,))
+        return Step("method", d.choice(("float", "double", "long", "bool", "int", "short", "char", "byte", "half")),
+                    (x,))
     if name == "to":
         return Step("method", "to", (x, Dt(d.choice(CASTS))))
     # unflatten a dim into two

@@ -14,7 +14,7 @@ import numgrad
 from .program import Interpreter, Ref, _resolve
 
 # float tolerances: relative, and absolute scaled by the largest finite magnitude of the reference
-TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+TOL = {"float16": (1e-2, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
 MESSAGE_TYPES = (RuntimeError, IndexError, ValueError, TypeError)
 
 
@@ -163,7 +163,7 @@ def compare(program, ref, got, mode):
             fails.append(Failure("error-message", ref.error[0], f"torch {ref.error[2]!r}; numgrad {got.error[2]!r}",
                                  mode))
     owners = var_steps(program, ref)
-    low = "float32" if any(v[0] == "float32" for v in ref.values) else None
+    low = next((d for d in ("float16", "float32") if any(v[0] == d for v in ref.values)), None)
     if len(ref.values) != len(got.values):
         fails.append(Failure("structure", None, f"{len(ref.values)} variables in torch, {len(got.values)} in numgrad",
                              mode))

@@ -5,8 +5,9 @@ Programs (generator.py, ops.py, ops_index.py, inputs.py): 1-3 inputs of float32/
 0- and 1-sized dims and 0-d, broadcasting partners, non-contiguous views (transpose, step slice, expand, permute),
 requires_grad on some floating inputs; then 1-8 steps: every published op-table entry, the Python operators with
 tensors and scalars, reductions, shape and view ops, indexing, in-place ops, and (ops_extra.py) products, scatter,
-index_put, rounding, new_*/*_like, aliases, retain_grad/detach_/requires_grad_ and steps under grad-mode contexts;
-then often a backward (retained grads are compared too).
+index_put, rounding, new_*/*_like, aliases, retain_grad/detach_/requires_grad_ and steps under grad-mode contexts,
+and (ops_nn.py) torch's top-level nn ops (padding, 1-d pooling, conv1d, conv_transpose1d, pixel shuffles); then
+often a backward (retained grads are compared too).
 
 - CI profile (this file, in the suite): FUZZ_CI_PROGRAMS (800) Hypothesis-drawn programs, derandomized (the suite's
   profile), shrunk on failure. Under 3 minutes from an empty kernel cache on two cores.

@@ -17,7 +17,9 @@ from numgrad.spec.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEME
 
 
 # forward values and first-order gradients (float32 transcendentals may differ from torch's by a few ulps)
-TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
+TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12),
+       # half: each op rounds once from float, as torch's; gradients composed of several ops round more often
+       "float16": dict(rtol=1e-3, atol=1e-3, grad_rtol=1e-2, grad_atol=1e-2)}
 # second order: the derivative expressions are composed from several rounded ops
 TOL2 = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
 
@@ -152,7 +154,7 @@ def draw_values(entry, nm, shape, rng, dtype):
     if nm in entry.bool_inputs:
         return np.asarray(rng.random(shape) < 0.5)
     dom = entry.domain.get(nm, REAL)
-    if dtype in ("int64", "bool"):
+    if dtype in ("int64", "int32", "uint8", "bool"):
         if dom == POSITIVE:
             v = rng.integers(1, 5, shape)
         elif dom == NONZERO:
@@ -247,15 +249,28 @@ def test_finite_differences_float64(name, order):
     check()
 
 
+@pytest.mark.parametrize("name", param_grid(NAMES))
+def test_half_inputs(name):
+    """float16 tensors (computed in float, rounded on store): values, dtype, grad_fn and first-order gradients."""
+    entry, fn = ELEMENTWISE[name], CALLS[name]
+
+    @hyp(4)
+    @given(case=cases(entry))
+    def check(case):
+        ngt.compare_with_torch(fn, *make_args(entry, case, "float16"), **TOL["float16"], check_grad_fn=True,
+                               seed=case.seed)
+    check()
+
+
 def check_same_result_or_error(fn, args):
     """Non-float inputs: torch's result (values and dtype), or an error of torch's exception type."""
     ngt.compare_with_torch(fn, *args, requires_grad=False, check_message=True)
 
 
-@pytest.mark.parametrize("name,dtype", param_grid(NAMES, "int64", "bool"))
+@pytest.mark.parametrize("name,dtype", param_grid(NAMES, "int64", "int32", "uint8", "bool"))
 def test_integer_and_bool_inputs(name, dtype):
-    """int64 and bool tensors: result dtype and values as torch (int/int -> float32, int * 2.5 -> float32,
-    exp(int) -> float32, ...), or torch's exception type where torch refuses."""
+    """Integer and bool tensors: result dtype and values as torch (int/int -> float32, int * 2.5 -> float32,
+    exp(int) -> float32, int32 + 1 -> int32, uint8 wrapping, ...), or torch's exception where torch refuses."""
     entry, fn = ELEMENTWISE[name], CALLS[name]
 
     @hyp(6)

@@ -447,7 +447,6 @@ def test_type_conversions():
     same(fn)
 
 
-@bug('.int() gives int64; torch int32 (no int32 dtype in numgrad)')
 def test_int_method_gives_int32():
     def fn(lib):
         t = lib.tensor([1.7, -2.2]).int()

@@ -1,4 +1,5 @@
-"""Testing helpers for users porting from torch: assert_close, gradcheck, gradgradcheck, compare_with_torch."""
+"""assert_close, gradcheck, gradgradcheck and compare_with_torch: comparing values, gradients and whole
+functions with torch."""
 import collections.abc
 import dataclasses
 import numbers
@@ -9,11 +10,11 @@ import traceback
 import numpy as np
 
 import numgrad  # compare_with_torch hands the library itself to the function under test
-from . import autograd
-from ._core import dtypes
-from .autograd import grad
-from .ops.creation import tensor
-from .tensor import Tensor
+from .. import autograd
+from .._core import dtypes
+from ..autograd import grad
+from ..ops.creation import tensor
+from ..tensor import Tensor
 
 __all__ = [
     "Difference",

@@ -1,0 +1,318 @@
+"""Sorting and order statistics on the host: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, unique,
+unique_consecutive, searchsorted, bucketize, histc. Ties keep the original order (a stable sort)."""
+import numpy as np
+
+from .._core import dtypes
+from .._core.shapes import wrap_dim
+from .. import lazy
+from ..kernels import dispatch
+from ..node import record
+from ..tensor_base import TensorBase
+from .elementwise import apply
+from .reduction import _indices_backward, _return_type  # the gradient of values picked at indices
+
+__all__ = ["argsort", "bucketize", "histc", "kthvalue", "median", "mode", "msort", "nanmedian", "searchsorted", "sort",
+           "topk", "unique", "unique_consecutive"]
+
+RETURN_TYPES = {name: _return_type(name) for name in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode")}
+
+
+def _host(op, *tensors):
+    dispatch.require_host(op, *(t._data for t in tensors))
+    return [t._data for t in tensors]
+
+
+def _sorted_order(data, axis, descending):
+    """Indices sorting `data` along `axis`, NaN as the largest value, equal values in their original order."""
+    if not descending:
+        return np.argsort(data, axis=axis, kind="stable")
+    n = data.shape[axis]
+    reversed_order = np.argsort(np.flip(data, axis), axis=axis, kind="stable")
+    return np.flip(n - 1 - reversed_order, axis)
+
+
+def _in_layout_of(arr, like):
+    """`arr` laid out as `like` when that is a dense host array in another order (torch's sort keeps it)."""
+    if not dispatch.is_host(like) or like.flags.c_contiguous or not lazy.is_dense_array(like):
+        return arr
+    out = np.empty_like(like, dtype=arr.dtype)  # (empty_like keeps a dense array's strides)
+    out[...] = arr
+    return out
+
+
+def _values_and_indices(op, name, node, t, values, indices, d, keepdim=True):
+    values, indices = TensorBase._make(values, t._dtype), TensorBase._make(indices, dtypes.int64)
+    record(node, _indices_backward, [t], [values], {"dim": d, "indices": indices, "keepdim": keepdim})
+    return RETURN_TYPES[name](values, indices)
+
+
+def sort(input, dim=-1, descending=False, stable=None):
+    (data,) = _host("sort", input)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, order = data.copy(), np.zeros((), np.int64)
+    else:
+        order = dispatch.numpy_op(_sorted_order, data, d, descending)
+        values = _in_layout_of(np.take_along_axis(data, order, d), data)
+        order = _in_layout_of(order, data)
+    node = "SortBackward0" if stable is None else "SortBackward1"
+    return _values_and_indices("sort", "sort", node, input, values, order.astype(np.int64), d)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    if input._dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    (data,) = _host("topk", input)
+    d = wrap_dim(dim, data.ndim)
+    size = data.shape[d] if data.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if data.ndim == 0:
+        values, order = data.copy(), np.zeros((), np.int64)
+    else:
+        order = np.take(_sorted_order(data, d, largest), np.arange(k), axis=d)
+        values = np.take_along_axis(data, order, d)
+    return _values_and_indices("topk", "topk", "TopkBackward0", input, values, order.astype(np.int64), d)
+
+
+def _pick(op, name, node, input, dim, keepdim, position):
+    """values and indices at the sorted position position(sorted row, its length) of each row along dim."""
+    (data,) = _host(op, input)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, where = data.copy(), np.zeros((), np.int64)
+    else:
+        if data.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+        order = _sorted_order(data, d, False)
+        ranked = np.take_along_axis(data, order, d)
+        pos = np.expand_dims(position(np.moveaxis(ranked, d, -1)), d)
+        where, values = np.take_along_axis(order, pos, d), np.take_along_axis(ranked, pos, d)
+        if not keepdim:
+            where, values = where.squeeze(d), values.squeeze(d)
+    return _values_and_indices(op, name, node, input, values, where.astype(np.int64), d, keepdim)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    if input._dtype is dtypes.bool_ and input._shape:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
+    size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1
+    if not 1 <= k <= size:
+        d = wrap_dim(dim, len(input._shape))
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _pick("kthvalue", "kthvalue", "KthvalueBackward0", input, dim, keepdim,
+                 lambda rows: np.full(rows.shape[:-1], k - 1, np.int64))
+
+
+def _lower_median(rows, skip_nan):
+    """The lower median's sorted position in each row (NaNs sort last): the first NaN when not skipped."""
+    nans = np.isnan(rows).sum(-1) if rows.dtype.kind == "f" else np.zeros(rows.shape[:-1], np.int64)
+    n = rows.shape[-1]
+    if skip_nan:
+        return np.maximum((n - nans - 1) // 2, 0)
+    return np.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+def _evenly_backward(node, g):
+    x, out = node.saved("self"), node.saved("result")
+    mask = apply("where", out.isnan(), x.isnan(), x == out) if out._dtype.is_floating_point else x == out
+    return (apply("where", mask, g / mask.sum(), 0.0),)
+
+
+def _median(op, input, dim, keepdim, skip_nan):
+    if input._dtype is dtypes.bool_:
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dim is None:
+        (data,) = _host(op, input)
+        flat = data.reshape(-1)
+        if flat.size == 0:  # NaN, which an integer result holds as its lowest value (torch's cast)
+            value = np.asarray(np.nan if data.dtype.kind == "f" else np.iinfo(data.dtype).min, data.dtype)
+        else:
+            ranked = np.sort(flat, kind="stable")
+            value = ranked[_lower_median(ranked, skip_nan)]
+        out = TensorBase._make(np.asarray(value, data.dtype), input._dtype)
+        record("NanmedianBackward0" if skip_nan else "MedianBackward0", _evenly_backward, [input], [out],
+               {"self": input}, {"result": 0})
+        return out
+    return _pick(op, op, "NanmedianBackward1" if skip_nan else "MedianBackward1", input, dim, keepdim,
+                 lambda rows: _lower_median(rows, skip_nan))
+
+
+def median(input, dim=None, keepdim=False):
+    return _median("median", input, dim, keepdim, False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    return _median("nanmedian", input, dim, keepdim, True)
+
+
+def _mode_rows(rows):
+    """The most frequent value of each row (the smallest among equally frequent ones) and its last index."""
+    values, where = np.empty(rows.shape[:-1], rows.dtype), np.empty(rows.shape[:-1], np.int64)
+    for i in np.ndindex(rows.shape[:-1]):
+        order = np.argsort(rows[i], kind="stable")
+        ranked = rows[i][order]
+        new_run = np.ones(len(ranked), bool)
+        new_run[1:] = ranked[1:] != ranked[:-1]  # a NaN is a run of its own, as torch counts it
+        starts = np.flatnonzero(new_run)
+        lengths = np.diff(np.append(starts, len(ranked)))
+        best = int(np.argmax(lengths))
+        values[i], where[i] = ranked[starts[best]], order[starts[best] + lengths[best] - 1]
+    return values, where
+
+
+def mode(input, dim=-1, keepdim=False):
+    (data,) = _host("mode", input)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, where = data.copy(), np.zeros((), np.int64)
+    else:
+        if data.shape[d] == 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        values, where = _mode_rows(np.moveaxis(data, d, -1))
+        if keepdim:
+            values, where = np.expand_dims(values, d), np.expand_dims(where, d)
+    return _values_and_indices("mode", "mode", "ModeBackward0", input, values, where, d, keepdim)
+
+
+# ---- unique ------------------------------------------------------------------------------------------
+
+def _not_implemented(name):
+    def backward(node, *grads):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return backward
+
+
+_UNIQUE2, _UNIQUE_DIM, _UNIQUE_CONSECUTIVE = (_not_implemented(n) for n in ("_unique2", "unique_dim",
+                                                                               "unique_consecutive"))
+
+
+def _unique_result(input, node, backward, out, inverse, counts, return_inverse, return_counts):
+    values = TensorBase._make(out, input._dtype)
+    record(node, backward, [input], [values])
+    extra = ([TensorBase._make(inverse.astype(np.int64), dtypes.int64)] if return_inverse else []) + \
+        ([TensorBase._make(counts.astype(np.int64), dtypes.int64)] if return_counts else [])
+    return (values, *extra) if extra else values
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    (data,) = _host("unique", input)
+    if dim is None:
+        out, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+        return _unique_result(input, "Unique2Backward0", _UNIQUE2, out, inverse.reshape(data.shape), counts,
+                              return_inverse, return_counts)
+    d = wrap_dim(dim, data.ndim)
+    out, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=d, equal_nan=False)
+    return _unique_result(input, "UniqueDimBackward0", _UNIQUE_DIM, out, inverse.reshape(-1), counts,
+                          return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    (data,) = _host("unique_consecutive", input)
+    if dim is None:
+        rows, d = data.reshape(-1, 1), 0
+    else:
+        d = wrap_dim(dim, data.ndim)
+        rows = np.moveaxis(data, d, 0).reshape(data.shape[d] if data.ndim else 1, -1)
+    new_run = np.ones(len(rows), bool)
+    if len(rows) > 1:
+        new_run[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    starts = np.flatnonzero(new_run)
+    counts = np.diff(np.append(starts, len(rows)))
+    inverse = np.cumsum(new_run) - 1
+    if dim is None:
+        out = data.reshape(-1)[starts]
+        inverse = inverse.reshape(data.shape)
+    else:
+        out = np.take(data, starts, axis=d)
+    return _unique_result(input, "UniqueConsecutiveBackward0", _UNIQUE_CONSECUTIVE, out, inverse, counts,
+                          return_inverse, return_counts)
+
+
+# ---- searchsorted, bucketize, histc --------------------------------------------------------------------
+
+def _as_values(value):
+    """A Python number searched for: a 0-d tensor (int64 or the default float dtype)."""
+    if isinstance(value, TensorBase):
+        return value
+    dtype = dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype()
+    return TensorBase._make(np.asarray(value, dtype.np), dtype)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side is not None and (side == "right") != right and right:
+        raise RuntimeError(f"torch.searchsorted(): side and right can't be set to opposites, got side of {side} "
+                           f"while right was {right}")
+    right = right or side == "right"
+    if sorted_sequence._dtype is dtypes.bool_:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+    values = _as_values(input)
+    boundaries, data = _host("searchsorted", sorted_sequence, values)
+    if boundaries.ndim != 1 and boundaries.shape[:-1] != data.shape[:-1]:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(boundaries.shape)} and input value tensor {list(data.shape)}")
+    if sorter is not None:
+        boundaries = np.take_along_axis(boundaries, _host("searchsorted", sorter)[0], -1)
+    side_name = "right" if right else "left"
+    if boundaries.ndim == 1:
+        out = np.searchsorted(boundaries, data, side=side_name)
+    else:
+        out = np.empty(data.shape, np.int64)
+        for i in np.ndindex(data.shape[:-1]):
+            out[i] = np.searchsorted(boundaries[i], data[i], side=side_name)
+    dtype = getattr(dtypes, "int32", None) if out_int32 else dtypes.int64
+    if dtype is None:
+        raise NotImplementedError("numgrad: out_int32=True needs the int32 dtype, which this build does not have")
+    return TensorBase._make(np.asarray(out, dtype.np), dtype)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if len(boundaries._shape) != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({len(boundaries._shape)})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _nan_text(v):
+    return "-nan" if np.isnan(v) else f"{v:g}"
+
+
+@np.errstate(all="ignore")
+def _histogram(data, bins, lo, hi):
+    """torch's histc: bins of equal width over [lo, hi] in the input's dtype, the last one closed."""
+    edges = np.linspace(lo, hi, bins + 1).astype(data.dtype)
+    x = data[(data >= lo) & (data <= hi)]
+    pos = ((x - data.dtype.type(lo)) / (data.dtype.type(hi) - data.dtype.type(lo)) * bins).astype(np.int64)
+    pos = np.clip(pos, 0, bins - 1)
+    pos = np.where((pos < bins - 1) & (x >= edges[np.minimum(pos + 1, bins)]), pos + 1, pos)  # rounding, as torch
+    pos = np.where((pos > 0) & (x < edges[pos]), pos - 1, pos)
+    return np.bincount(pos, minlength=bins).astype(data.dtype)
+
+
+def histc(input, bins=100, min=0, max=0):
+    (data,) = _host("histc", input)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input._dtype.word}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and data.size:
+        lo, hi = float(np.min(data)), float(np.max(data))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_nan_text(lo)}, {_nan_text(hi)}] is not finite")
+    return TensorBase._make(dispatch.numpy_op(_histogram, data, bins, lo, hi), input._dtype)

@@ -1,15 +1,12 @@
 """nn.functional: the functional form of every layer and loss (torch.nn.functional's names)."""
 import warnings
 
-import numpy as np
-
-from ..kernels import dispatch
 from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
-from ..ops.random import generator as _generator
-from ..tensor import Tensor
+from ._attention import scaled_dot_product_attention
 from ._conv import conv2d, max_pool2d
+from ._dropout import dropout
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
@@ -17,7 +14,8 @@ from ._norm import batch_norm, layer_norm
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity"]
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
+           "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):
@@ -60,18 +58,3 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _reduction.log_softmax(input, dim, dtype)
-
-
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes each element with probability p and scales the rest by 1/(1-p) (torch's MulBackward0 graph);
-    the identity outside training."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = _generator().random(input.shape) >= p
-    scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), input._data.dtype)
-    noise = (keep * scale).astype(input._data.dtype)
-    noise = dispatch.place(noise, input.device)  # drawn by numgrad's host generator: one copy to a GPU
-    noise = Tensor._make(noise, input._dtype)
-    return input.mul_(noise) if inplace else input * noise

@@ -6,3 +6,5 @@ from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer

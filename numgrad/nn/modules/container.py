@@ -1,7 +1,7 @@
 """Containers: Sequential (indexable, sliceable), ModuleList, ModuleDict."""
 import operator
 
-from ..module import Module
+from ..module import Module, _addindent
 
 
 class _Numbered(Module):
@@ -75,6 +75,21 @@ class ModuleList(_Numbered):
         for module in modules:
             self.append(module)
         return self
+
+    def __repr__(self):
+        """Runs of equal children collapse into one line, as torch prints them: `(0-1): 2 x Linear(...)`."""
+        reprs = [repr(module) for module in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, text in enumerate(reprs):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [_addindent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}", 2)
+                 for a, b, text in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -8,3 +8,5 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .flatten import Unflatten
+from .instancenorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d

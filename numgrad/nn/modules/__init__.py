@@ -1,6 +1,6 @@
 """The layer classes of numgrad.nn, one small file per family."""
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv2d, MaxPool2d
 from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear

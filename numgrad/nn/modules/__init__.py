@@ -10,3 +10,4 @@ from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .flatten import Unflatten
 from .instancenorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase

@@ -7,6 +7,7 @@ from ..ops.shape import flatten
 from ._attention import scaled_dot_product_attention
 from ._conv import conv2d, max_pool2d
 from ._dropout import dropout
+from ._embedding_bag import embedding_bag
 from ._group_norm import group_norm, instance_norm
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
@@ -16,7 +17,8 @@ from ._norm import batch_norm, layer_norm
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
-           "scaled_dot_product_attention", "group_norm", "instance_norm"]
+           "scaled_dot_product_attention", "group_norm", "instance_norm",
+           "embedding_bag"]
 
 
 def relu(input, inplace=False):

@@ -11,3 +11,4 @@ from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .flatten import Unflatten
 from .instancenorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
+from .embedding_bag import EmbeddingBag

@@ -47,10 +47,9 @@ def _gqa(query, key, value):
 def _safe_softmax(scores):
     """softmax over the last dim where a row entirely -inf (masked out) gives zeros and zero gradients, as torch's
     _safe_softmax: such rows are zeroed before the softmax (so no NaN reaches backward) and after it."""
-    dead = np.isneginf(scores.detach().numpy()).all(-1, keepdims=True)
-    if not dead.any():
+    dead = (scores.detach() == float("-inf")).all(-1, keepdim=True)  # computed where the scores are
+    if not dead.any().item():
         return softmax(scores, -1)
-    dead = creation.tensor(dead, device=scores.device)
     return softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
 
 

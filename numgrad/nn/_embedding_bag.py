@@ -28,7 +28,7 @@ def _check(input, weight, offsets, per_sample_weights, mode, scale_grad_by_freq,
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        offsets = offsets.numpy()
+        offsets = offsets.cpu().numpy()
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     if mode == "max":
@@ -71,7 +71,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                   "GitHub.")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
-    indices = input.numpy()
+    indices = input.cpu().numpy()
     if scale_grad_by_freq and rows.requires_grad:
         scale = creation.tensor(_frequency_scale(indices, weight.shape[0]), dtype=weight.dtype, device=weight.device)
         rows.register_hook(lambda g: g * scale)
@@ -98,7 +98,7 @@ def _frequency_scale(indices, num_weights):
 
 def _max_bags(rows, kept, weight):
     """Per bag and feature the largest value (the first one among equals); empty bags give zeros."""
-    values = rows.detach().numpy()
+    values = rows.detach().cpu().numpy()
     width = weight.shape[1]
     if not values.size:
         # zeros that stay in the graph (a result of weight, as torch's is), with zero gradients

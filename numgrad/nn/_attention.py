@@ -38,9 +38,9 @@ def _repeat_heads(t, times):
 
 def _gqa(query, key, value):
     """Grouped-query attention: key and value heads shared by groups of query heads."""
-    q_heads, k_heads, v_heads = query.shape[-3], key.shape[-3], value.shape[-3]
+    q_heads, k_heads, v_heads = query.size(-3), key.size(-3), value.size(-3)  # 2-D inputs: torch's IndexError
     if q_heads % k_heads or q_heads % v_heads:
-        raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")  # (torch's words)
     return _repeat_heads(key, q_heads // k_heads), _repeat_heads(value, q_heads // v_heads)
 
 
@@ -64,7 +64,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
         attn_mask = creation.tensor(np.tril(np.ones((length, source), np.bool_)), device=query.device)
-    if enable_gqa and query.dim() >= 3:
+    if enable_gqa:
         key, value = _gqa(query, key, value)
     # torch scales both factors by sqrt(scale): the product stays in range for large head dims
     root = math.sqrt(1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)

@@ -19,6 +19,7 @@ SDPA_CASES = {
     "three_d": (((3, 4, 8), (3, 5, 8), (3, 5, 8)), {}),
     "broadcast_batch": (((2, 3, 4, 8), (1, 3, 5, 8), (1, 3, 5, 8)), {}),
     "gqa": (((2, 6, 4, 8), (2, 2, 5, 8), (2, 2, 5, 8)), {"enable_gqa": True}),
+    "gqa_3d_unequal_groups": (((6, 4, 8), (2, 5, 8), (3, 5, 8)), {"enable_gqa": True}),
 }
 BOOL_MASK = np.array([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1], [0, 1, 0, 1, 0]], bool)  # a row all out
 FLOAT_MASK = np.where(BOOL_MASK, 0.0, -np.inf) + rand(4, 5, seed=9, dtype=np.float64)
@@ -60,6 +61,25 @@ def test_sdpa_masks_match_torch(mask):
     _compare_sdpa(arrays, mask[None, None])  # (1, 1, L, S): broadcast over the batch and heads
 
 
+def test_sdpa_grad_fn_names_of_torch_math_path():
+    """torch's composite path (inputs below 4-D) ends in the same node; 4-D inputs take torch's fused CPU kernel
+    (ScaledDotProductFlashAttentionForCpuBackward0), which numgrad composes from ops instead."""
+    for shapes, kwargs in (SDPA_CASES["unbatched_2d"], SDPA_CASES["three_d"], SDPA_CASES["gqa_3d_unequal_groups"]):
+        names = [type(_run_sdpa(lib, [rand(*s, seed=1) for s in shapes], **kwargs)[0].grad_fn).__name__
+                 for lib in (numgrad, torch)]
+        assert names[0] == names[1]
+
+
+def test_sdpa_gqa_of_2d_inputs_fails_as_torch():
+    outcomes = []
+    for lib in (numgrad, torch):
+        with pytest.raises(IndexError) as info:
+            lib.nn.functional.scaled_dot_product_attention(lib.randn(4, 8), lib.randn(5, 8), lib.randn(5, 8),
+                                                           enable_gqa=True)
+        outcomes.append(str(info.value))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_sdpa_gradcheck():
     q, k, v = (numgrad.tensor(rand(2, 3, s, 4, seed=s, dtype=np.float64), requires_grad=True) for s in (3, 5, 5))
     mask = numgrad.tensor(BOOL_MASK[:3])
@@ -88,6 +108,8 @@ SDPA_ERRORS = [
                   {"attn_mask": lib.zeros(4, 5, dtype=lib.float64)})),
     (lambda lib: ((lib.randn(2, 4, 8), lib.randn(2, 5, 8), lib.randn(2, 5, 8)),
                   {"attn_mask": lib.zeros(4, 5), "is_causal": True})),
+    (lambda lib: ((lib.randn(2, 6, 4, 8), lib.randn(2, 4, 5, 8), lib.randn(2, 4, 5, 8)), {"enable_gqa": True})),
+    (lambda lib: ((lib.randn(6, 4, 8), lib.randn(3, 5, 8), lib.randn(3, 5, 8)), {})),
 ]
 
 

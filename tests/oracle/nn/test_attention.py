@@ -357,3 +357,20 @@ def test_transformer_state_dict_round_trip():
     assert list(back) == list(reference)
     for key in back:
         np.testing.assert_array_equal(back[key], reference[key])
+
+
+def test_sdpa_float_mask_gradient_matches_torch():
+    """A float mask that requires grad takes torch's composite path: the mask gets a gradient, and the result
+    ends in the same node."""
+    arrays = [rand(2, 3, 4, 8, seed=1, dtype=np.float64), rand(2, 3, 5, 8, seed=2, dtype=np.float64),
+              rand(2, 3, 5, 8, seed=3, dtype=np.float64)]
+    results = []
+    for lib in (numgrad, torch):
+        mask = lib.tensor(rand(3, 4, 5, seed=4, dtype=np.float64), requires_grad=True)
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        (out * lib.tensor(rand(*out.shape, seed=5, dtype=np.float64))).sum().backward()
+        results.append((out, mask.grad, q.grad, type(out.grad_fn).__name__))
+    for a, b in zip(results[0][:3], results[1][:3]):
+        assert_same(a, b, rtol=1e-10, atol=1e-12)
+    assert results[0][3] == results[1][3]

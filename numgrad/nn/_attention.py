@@ -1,13 +1,18 @@
-"""scaled_dot_product_attention by torch's math path, composed from tensor ops (autograd gives the gradients)."""
+"""scaled_dot_product_attention by torch's math path from tensor ops (one node named as torch's fused CPU kernel
+where torch takes it), and multi_head_attention_forward."""
 import math
 import warnings
 
 import numpy as np
 
 from .._core import dtypes
+from .._core.grad_mode import no_grad
+from ..node import record
 from ..ops import creation
 from ..ops.join import cat
 from ..ops.reduction import softmax
+from ..tensor import Tensor
+from ._common import wants
 from ._dropout import dropout
 from ._linear import linear
 
@@ -64,20 +69,79 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
         attn_mask = creation.tensor(np.tril(np.ones((length, source), np.bool_)), device=query.device)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if _takes_fused_path(query, key, value, attn_mask, dropout_p, enable_gqa):
+        return _fused_attention(query, key, value, attn_mask, scale)
     if enable_gqa:
         key, value = _gqa(query, key, value)
-    # torch scales both factors by sqrt(scale): the product stays in range for large head dims
-    root = math.sqrt(1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
+    weights = _attention_weights(query, key, attn_mask, scale)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights.matmul(value)
+
+
+def _attention_weights(query, key, attn_mask, scale):
+    """softmax(q k^T * scale + mask) by torch's math path."""
+    root = math.sqrt(scale)  # torch scales both factors by sqrt(scale): the product stays in range
     scores = (query * root).matmul(key.transpose(-2, -1) * root)
     if attn_mask is not None:
         if attn_mask._dtype is dtypes.bool_:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return weights.matmul(value)
+    return _safe_softmax(scores)
+
+
+def _takes_fused_path(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether torch's CPU dispatch picks its fused kernel (one ScaledDotProductFlashAttentionForCpuBackward0
+    node): 4-D inputs of equal batch and head dims (key/value heads dividing the query's under GQA), one head
+    dim, no dropout, a 2-D or 4-D mask that needs no gradient, non-empty sequences, unit last strides."""
+    if dropout_p != 0.0 or any(t.dim() != 4 for t in (query, key, value)):
+        return False
+    if attn_mask is not None and (attn_mask.requires_grad or attn_mask.dim() not in (2, 4)):
+        return False
+    if not (query.shape[0] == key.shape[0] == value.shape[0]) or key.shape[1] != value.shape[1]:
+        return False
+    if query.shape[1] != key.shape[1] and not (enable_gqa and query.shape[1] % key.shape[1] == 0):
+        return False
+    if not (query.shape[-1] == key.shape[-1] == value.shape[-1]):
+        return False
+    if 0 in (query.shape[-2], key.shape[-2]):
+        return False
+    return all(t.stride(-1) == 1 for t in (query, key, value))
+
+
+def _fused_attention(query, key, value, attn_mask, scale):
+    """The math path's values under one node named as torch's fused CPU kernel's; its backward is written as
+    tensor ops (so create_graph differentiates it), the weights recomputed from q and k."""
+    with no_grad():
+        shared_key, shared_value = _gqa(query, key, value)
+        out = _attention_weights(query, shared_key, attn_mask, scale).matmul(shared_value)
+    out = Tensor._make(out._data, out._dtype)
+    record("ScaledDotProductFlashAttentionForCpuBackward0", _fused_backward, [query, key, value], [out],
+           {"query": query, "key": key, "value": value, "attn_mask": attn_mask, "scale": scale})
+    return out
+
+
+def _fused_backward(node, g):
+    query, scale = node.saved("query"), node.saved("scale")
+    key, value = _gqa(query, node.saved("key"), node.saved("value"))
+    weights = _attention_weights(query, key, node.saved("attn_mask"), scale)
+    grad_weights = g.matmul(value.transpose(-2, -1))
+    grad_scores = weights * (grad_weights - (grad_weights * weights).sum(-1, keepdim=True))
+    grads = [grad_scores.matmul(key) * scale if wants(node, 0) else None,
+             _sum_groups(grad_scores.transpose(-2, -1).matmul(query) * scale, node.input_shape(1))
+             if wants(node, 1) else None,
+             _sum_groups(weights.transpose(-2, -1).matmul(g), node.input_shape(2)) if wants(node, 2) else None]
+    return tuple(grads)
+
+
+def _sum_groups(grad, shape):
+    """A gradient over the query's heads summed back onto the key/value heads they shared (GQA)."""
+    if tuple(grad.shape) == tuple(shape):
+        return grad
+    batch, heads, length, width = shape
+    return grad.reshape(batch, heads, grad.shape[1] // heads, length, width).sum(2)
 
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import numgrad
-from numgrad.testing import gradcheck
+from numgrad.testing import gradcheck, gradgradcheck
 from helpers.nn_compare import assert_same, compare_grads, rand, to_numgrad_state, twin
 
 SDPA_CASES = {
@@ -61,13 +61,27 @@ def test_sdpa_masks_match_torch(mask):
     _compare_sdpa(arrays, mask[None, None])  # (1, 1, L, S): broadcast over the batch and heads
 
 
-def test_sdpa_grad_fn_names_of_torch_math_path():
-    """torch's composite path (inputs below 4-D) ends in the same node; 4-D inputs take torch's fused CPU kernel
-    (ScaledDotProductFlashAttentionForCpuBackward0), which numgrad composes from ops instead."""
-    for shapes, kwargs in (SDPA_CASES["unbatched_2d"], SDPA_CASES["three_d"], SDPA_CASES["gqa_3d_unequal_groups"]):
-        names = [type(_run_sdpa(lib, [rand(*s, seed=1) for s in shapes], **kwargs)[0].grad_fn).__name__
-                 for lib in (numgrad, torch)]
-        assert names[0] == names[1]
+@pytest.mark.parametrize("name", list(SDPA_CASES))
+def test_sdpa_grad_fn_names_match_torch(name):
+    """4-D inputs that torch's CPU dispatch sends to its fused kernel end in one
+    ScaledDotProductFlashAttentionForCpuBackward0 node; the others in the composite path's last node."""
+    shapes, kwargs = SDPA_CASES[name]
+    nodes = []
+    for lib in (numgrad, torch):
+        out = _run_sdpa(lib, [rand(*s, seed=1) for s in shapes], **kwargs)[0]
+        nodes.append((type(out.grad_fn).__name__, len(out.grad_fn.next_functions)))
+    assert nodes[0] == nodes[1]
+
+
+def test_sdpa_fused_node_second_derivatives():
+    """torch's fused node has no double backward; numgrad's backward is tensor ops: checked by finite differences."""
+    q, k, v = (numgrad.tensor(rand(1, 4, s, 3, seed=s, dtype=np.float64), requires_grad=True) for s in (2, 3, 4))
+    k, v = k[:, :2], v[:, :2, :3]
+    sdpa = numgrad.nn.functional.scaled_dot_product_attention
+    assert type(sdpa(q, k, v, is_causal=True, enable_gqa=True).grad_fn).__name__ == \
+        "ScaledDotProductFlashAttentionForCpuBackward0"
+    leaves = (q, k.detach().requires_grad_(), v.detach().requires_grad_())
+    assert gradgradcheck(lambda a, b, c: sdpa(a, b, c, is_causal=True, enable_gqa=True), leaves)
 
 
 def test_sdpa_gqa_of_2d_inputs_fails_as_torch():
@@ -234,7 +248,8 @@ def test_multihead_attention_errors_match_torch():
     _error(lambda lib: None, lambda lib, _: lib.nn.MultiheadAttention(0, 4))
     mha = lambda lib: lib.nn.MultiheadAttention(8, 2)  # noqa: E731
     x = rand(4, 3, 8)
-    _error(mha, lambda lib, m: m(lib.tensor(x), lib.tensor(x), lib.tensor(x), attn_mask=lib.zeros(4, 4, dtype=lib.int64)))
+    _error(mha, lambda lib, m: m(lib.tensor(x), lib.tensor(x), lib.tensor(x),
+                                 attn_mask=lib.zeros(4, 4, dtype=lib.int64)))
     _error(mha, lambda lib, m: m(lib.tensor(x), lib.tensor(x), lib.tensor(x), attn_mask=lib.zeros(3, 4)))
     _error(mha, lambda lib, m: m(lib.tensor(x), lib.tensor(x), lib.tensor(x), attn_mask=lib.zeros(5, 4, 4)))
     _error(mha, lambda lib, m: m(lib.tensor(x), lib.tensor(x), lib.tensor(x), is_causal=True))

@@ -1,6 +1,10 @@
 """group_norm and instance_norm, both run as batch_norm over a reshaped input, as torch's instance_norm is."""
 import math
 
+from .._core.grad_mode import no_grad
+from ..node import record
+from ..tensor import Tensor
+from ._common import wants
 from ._norm import _batch_norm, _verify_batch_size, batch_norm
 
 
@@ -26,14 +30,38 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             # torch's bias message prints the weight's shape ([0] without a weight)
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {weight_shape} and input of shape {list(shape)}")
-    groups = input.reshape(1, shape[0] * num_groups, -1)
-    out = _batch_norm(groups, None, None, None, None, True, 0.0, eps).reshape(shape)
     view = (1, channels) + (1,) * (len(shape) - 2)
-    if weight is not None:
-        out = out * weight.reshape(view)
-    if bias is not None:
-        out = out + bias.reshape(view)
+    with no_grad():  # the values by batch_norm's kernels; the gradients by the one node below
+        out = _batch_norm(input.reshape(1, shape[0] * num_groups, -1), None, None, None, None, True, 0.0, eps)
+        out = out.reshape(shape)
+        if weight is not None:
+            out = out * weight.reshape(view)
+        if bias is not None:
+            out = out + bias.reshape(view)
+    out = Tensor._make(out._data, out._dtype)
+    record("NativeGroupNormBackward0", _group_norm_backward, [input, weight, bias], [out],
+           {"input": input, "weight": weight, "groups": num_groups, "eps": eps, "view": view})
     return out
+
+
+def _group_norm_backward(node, g):
+    """Tensor-op formulas (the statistics recomputed from x, so create_graph differentiates through them)."""
+    x, w, view = node.saved("input"), node.saved("weight"), node.saved("view")
+    grouped = x.reshape(x.shape[0], node.saved("groups"), -1)
+    centred = grouped - grouped.mean(-1, keepdim=True)
+    rstd = (centred * centred).mean(-1, keepdim=True).add(node.saved("eps")).rsqrt()
+    xhat = centred * rstd
+    channel_axes = (0,) + tuple(range(2, x.dim()))
+    grads = [None, None, None]
+    if wants(node, 0):
+        gxhat = (g if w is None else g * w.reshape(view)).reshape(grouped.shape)
+        grads[0] = (rstd * (gxhat - gxhat.mean(-1, keepdim=True) - xhat * (gxhat * xhat).mean(-1, keepdim=True))
+                    ).reshape(x.shape)
+    if len(node.next_functions) > 1 and wants(node, 1):
+        grads[1] = (g * xhat.reshape(x.shape)).sum(channel_axes)
+    if len(node.next_functions) > 2 and wants(node, 2):
+        grads[2] = g.sum(channel_axes)
+    return tuple(grads)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import numgrad
-from numgrad.testing import gradcheck
+from numgrad.testing import gradcheck, gradgradcheck
 from helpers.nn_compare import assert_same, compare_params, rand, run_module, twin
 
 LAYERS = {
@@ -41,13 +41,13 @@ def test_layer_matches_torch(name, dtype):
         theirs.double()
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     x = rand(*shape, dtype=dtype, seed=3) * 2 + 0.5
-    run_module(ours, theirs, x, check_name=not name.startswith("group"), **tol)
+    run_module(ours, theirs, x, **tol)
     compare_params(ours, theirs, **tol)  # running statistics after one training step
     ours.eval()
     theirs.eval()
     ours.zero_grad()
     theirs.zero_grad()
-    run_module(ours, theirs, x, check_name=not name.startswith("group"), **tol)
+    run_module(ours, theirs, x, **tol)
 
 
 def test_instance_norm_running_statistics_over_steps():
@@ -76,6 +76,7 @@ def test_gradcheck():
     F = numgrad.nn.functional
     assert gradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), (x, w, b))
     assert gradcheck(lambda x, w, b: F.instance_norm(x, weight=w, bias=b), (x, w, b))
+    assert gradgradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), (x, w, b))
 
 
 ERRORS = [

@@ -2,7 +2,11 @@
 bags' (weighted) membership matrix, and take_along_dim for max (autograd gives the gradients)."""
 import numpy as np
 
+from .._core.grad_mode import no_grad
+from ..node import record
 from ..ops import creation
+from ..tensor import Tensor
+from ._common import wants
 from ._linear import embedding
 
 
@@ -64,7 +68,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                                        scale_grad_by_freq, sparse)
     if fixed is not None:
         include_last_offset = fixed
-    rows = embedding(input, weight, None, max_norm, norm_type)  # max_norm renorms the rows read in place
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -72,19 +75,51 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
     indices = input.cpu().numpy()
-    if scale_grad_by_freq and rows.requires_grad:
-        scale = creation.tensor(_frequency_scale(indices, weight.shape[0]), dtype=weight.dtype, device=weight.device)
-        rows.register_hook(lambda g: g * scale)
     bags = _bounds(np.asarray(offsets, np.int64), indices.size, include_last_offset)
     kept = [[j for j in range(start, end) if indices[j] != padding_idx] for start, end in bags]
-    if mode == "max":
-        return _max_bags(rows, kept, weight)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.unsqueeze(1)
-    membership = np.zeros((len(bags), indices.size), weight.dtype.np)
+    saved = {"weight": weight, "indices": input, "psw": per_sample_weights, "mode": mode,
+             "scale": _frequency_scale(indices, weight.shape[0]) if scale_grad_by_freq else None}
+    with no_grad():  # the values; the gradients come from the one node below, as torch's
+        rows = embedding(input, weight, None, max_norm, norm_type)  # max_norm renorms the rows read in place
+        if mode == "max":
+            out, saved["picks"] = _max_bags(rows, kept, indices, weight)
+        else:
+            saved["membership"] = _membership(kept, indices.size, mode, weight)
+            out = saved["membership"].matmul(rows if per_sample_weights is None else
+                                             rows * per_sample_weights.unsqueeze(1))
+    out = Tensor._make(out._data, out._dtype)
+    record("EmbeddingBagBackward0", _embedding_bag_backward, [weight, per_sample_weights], [out], saved)
+    return out
+
+
+def _membership(kept, length, mode, weight):
+    """(bags, positions): 1 (or 1/size for mean) where a position's row counts in a bag."""
+    membership = np.zeros((len(kept), length), weight.dtype.np)
     for b, members in enumerate(kept):
         membership[b, members] = 1.0 / len(members) if mode == "mean" and members else 1.0
-    return creation.tensor(membership, device=weight.device).matmul(rows)
+    return creation.tensor(membership, device=weight.device)
+
+
+def _embedding_bag_backward(node, g):
+    """Tensor-op formulas: the weight's gradient gathers each position's share of its bag's gradient into its row;
+    per_sample_weights get the dot product of that share with the row."""
+    weight, indices = node.saved("weight"), node.saved("indices")
+    if node.saved("mode") == "max":
+        rows_at, columns, bags = node.saved("picks")
+        shares = g.index_select(0, bags).reshape(-1)
+        return creation.zeros(*node.input_shape(0), dtype=g.dtype, device=g.device).index_put(
+            (rows_at, columns), shares, accumulate=True), None
+    shares = node.saved("membership").t().matmul(g)  # (positions, features)
+    psw, scale = node.saved("psw"), node.saved("scale")
+    weight_grad = psw_grad = None
+    if wants(node, 0):
+        scaled = shares if scale is None else shares * creation.tensor(scale, dtype=g.dtype, device=g.device)
+        scaled = scaled if psw is None else scaled * psw.unsqueeze(1)
+        weight_grad = creation.zeros(*node.input_shape(0), dtype=g.dtype, device=g.device).index_put(
+            (indices,), scaled, accumulate=True)
+    if len(node.next_functions) > 1 and wants(node, 1):
+        psw_grad = (shares * weight.index_select(0, indices)).sum(-1)
+    return weight_grad, psw_grad
 
 
 def _frequency_scale(indices, num_weights):
@@ -96,19 +131,20 @@ def _frequency_scale(indices, num_weights):
     return group_scale[np.searchsorted(distinct, indices)][:, None]
 
 
-def _max_bags(rows, kept, weight):
-    """Per bag and feature the largest value (the first one among equals); empty bags give zeros."""
-    values = rows.detach().cpu().numpy()
+def _max_bags(rows, kept, indices, weight):
+    """Per bag and feature the largest value (the first one among equals); empty bags give zeros. Also returns
+    where each non-empty bag's values came from: (weight rows, feature columns, bag numbers) for backward."""
+    values = rows.cpu().numpy()
     width = weight.shape[1]
-    if not values.size:
-        # zeros that stay in the graph (a result of weight, as torch's is), with zero gradients
-        return creation.zeros(len(kept), width, dtype=weight.dtype, device=weight.device) + rows.sum() * 0
-    picks = np.zeros((len(kept), width), np.int64)
-    empty = np.zeros((len(kept), 1), np.bool_)
-    for b, members in enumerate(kept):
-        if members:
-            picks[b] = np.asarray(members)[values[members].argmax(0)]
-        else:
-            empty[b] = True
-    out = rows.take_along_dim(creation.tensor(picks, device=weight.device), 0)
-    return out.masked_fill(creation.tensor(empty, device=weight.device), 0.0) if empty.any() else out
+    out = np.zeros((len(kept), width), values.dtype)
+    filled = [b for b, members in enumerate(kept) if members]
+    positions = np.zeros((len(filled), width), np.int64)
+    for i, b in enumerate(filled):
+        members = np.asarray(kept[b])
+        positions[i] = members[values[members].argmax(0)]
+        out[b] = values[positions[i], np.arange(width)]
+    device = weight.device
+    where = (creation.tensor(indices[positions].reshape(-1).astype(np.int64), device=device),
+             creation.tensor(np.tile(np.arange(width), len(filled)), device=device),
+             creation.tensor(np.asarray(filled, np.int64), device=device))
+    return creation.tensor(out, device=device), where

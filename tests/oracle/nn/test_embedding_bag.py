@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import numgrad
-from numgrad.testing import gradcheck
+from numgrad.testing import gradcheck, gradgradcheck
 from helpers.nn_compare import assert_same, compare_grads, rand, twin
 
 INDICES = np.array([1, 2, 4, 5, 4, 3, 2, 9, 2, 2], np.int64)
@@ -40,6 +40,16 @@ def test_embedding_bag_matches_torch(name):
     kwargs, indices, offsets = CASES[name]
     ours, theirs = twin(lambda lib: lib.nn.EmbeddingBag(10, 3, **kwargs))
     assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())
+    our_out, their_out = _run(numgrad, ours, indices, offsets)[0], _run(torch, theirs, indices, offsets)[0]
+    assert_same(our_out, their_out)
+    assert type(our_out.grad_fn).__name__ == type(their_out.grad_fn).__name__ == "EmbeddingBagBackward0"
+    compare_grads(ours, theirs)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_all_bags_empty_match_torch(mode):
+    ours, theirs = twin(lambda lib: lib.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=2))
+    indices, offsets = np.array([2, 2], np.int64), np.array([0, 0, 2])
     assert_same(_run(numgrad, ours, indices, offsets)[0], _run(torch, theirs, indices, offsets)[0])
     compare_grads(ours, theirs)
 
@@ -82,6 +92,8 @@ def test_gradcheck():
     assert gradcheck(lambda w: F.embedding_bag(idx, w, offsets, padding_idx=4), (weight,))
     assert gradcheck(lambda w: F.embedding_bag(idx, w, offsets, mode="max"), (weight,))
     assert gradcheck(lambda w, p: F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=p), (weight, psw))
+    assert gradgradcheck(lambda w, p: F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=p),
+                         (weight, psw))
 
 
 ERRORS = [

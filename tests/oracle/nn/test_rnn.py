@@ -216,3 +216,18 @@ def test_single_layer_dropout_warns_as_torch():
             lib.nn.GRU(3, 4, dropout=0.2)
         messages.append([str(w.message) for w in caught])
     assert messages[0] == messages[1] and messages[0]
+
+
+def test_grad_fn_names_match_torch():
+    """The outputs end in torch's nodes (a one-direction LSTM is left out: torch runs it through oneDNN, whose
+    MkldnnRnnLayerBackward0 node is a backend's, not the op's)."""
+    names = []
+    for lib in (numgrad, torch):
+        found = []
+        for module in (lib.nn.RNN(3, 4), lib.nn.GRU(3, 4, num_layers=2), lib.nn.LSTM(3, 4, bidirectional=True)):
+            out, state = module(lib.randn(5, 2, 3))
+            found += [type(out.grad_fn).__name__, type(_flat(state)[0].grad_fn).__name__]
+        for cell in (lib.nn.RNNCell(3, 4), lib.nn.LSTMCell(3, 4), lib.nn.GRUCell(3, 4)):
+            found += [type(t.grad_fn).__name__ for t in _flat(cell(lib.randn(2, 3)))]
+        names.append(found)
+    assert names[0] == names[1]

@@ -1,19 +1,18 @@
 """nn.functional: the functional form of every layer and loss (torch.nn.functional's names)."""
 import warnings
 
-import numpy as np
-
-from ..kernels import dispatch
 from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
-from ..ops.random import generator as _generator
 from ..ops.reshaping import one_hot
-from ..tensor import Tensor
 from ._conv import conv1d, conv2d, conv3d, max_pool2d
 from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._fold import fold, pixel_shuffle, pixel_unshuffle, unfold
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
+from ._attention import scaled_dot_product_attention
+from ._dropout import dropout
+from ._embedding_bag import embedding_bag
+from ._group_norm import group_norm, instance_norm
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
@@ -38,7 +37,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "pixel_unshuffle", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
            "one_hot", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
-           "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss"]
+           "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss",
+           "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag"]
 
 
 def relu(input, inplace=False):
@@ -81,18 +81,3 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _reduction.log_softmax(input, dim, dtype)
-
-
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes each element with probability p and scales the rest by 1/(1-p) (torch's MulBackward0 graph);
-    the identity outside training."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = _generator().random(input.shape) >= p
-    scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), input._data.dtype)
-    noise = (keep * scale).astype(input._data.dtype)
-    noise = dispatch.place(noise, input.device)  # drawn by numgrad's host generator: one copy to a GPU
-    noise = Tensor._make(noise, input._dtype)
-    return input.mul_(noise) if inplace else input * noise

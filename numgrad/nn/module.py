@@ -37,6 +37,14 @@ def _type_name(value):
     return type(value).__name__
 
 
+def _typename(value):
+    """torch.typename: a tensor's type, else the class's module and qualified name (builtins unnamed)."""
+    if isinstance(value, Tensor):
+        return _type_name(value)
+    owner, name = type(value).__module__, type(value).__qualname__
+    return name if owner in ("", "builtins") else f"{owner}.{name}"
+
+
 class Module:
     """Base class of every layer: attributes that are Parameters, Modules or registered buffers are tracked
     in insertion order, which fixes the order of parameters() and the keys of state_dict()."""
@@ -95,7 +103,7 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name(name, "module", self._modules)
         self._modules[name] = module
 

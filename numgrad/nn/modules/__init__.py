@@ -1,6 +1,6 @@
 """The layer classes of numgrad.nn, one small file per family."""
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool2d
 from .dropout import Dropout
 from .linear import Embedding, Flatten, Identity, Linear
@@ -15,3 +15,9 @@ from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, Ad
     AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool3d, \
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from .upsampling import Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .flatten import Unflatten
+from .instancenorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
+from .embedding_bag import EmbeddingBag

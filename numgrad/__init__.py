@@ -19,10 +19,12 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
 from .ops.functional import *  # noqa: F401,F403  the elementwise and reduction functions
 from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins, as torch does
 from .ops.indexing import *  # noqa: F401,F403
+from .ops.pointwise import *  # noqa: F401,F403  copysign, lerp, xlogy, nan_to_num, bitwise ops, ...
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.random import manual_seed, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
+from .nn._activation import celu_, rrelu, rrelu_, selu_
 from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack

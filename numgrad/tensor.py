@@ -14,7 +14,8 @@ from .autograd import functional as autograd_functional
 from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
-from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, reduction, \
+    shape
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -51,6 +52,14 @@ def _table_methods():
     for name in ("clamp", "clip", "clamp_", "clip_"):  # torch's binding refuses mixed bounds before anything
         methods[name] = _clamp_method(name, methods[name])
     methods["pow_"] = _pow_method(methods["pow_"])
+    for name in ("copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",
+                 "prelu", *(n for n in pointwise.__all__ if n.startswith("bitwise"))):
+        methods[name] = getattr(pointwise, name)
+    for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
+        methods[name + "_"] = _inplace(getattr(pointwise, name))
+    for name in pointwise.__all__:
+        if name.startswith("bitwise"):
+            methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)
     # comparisons write their result in self's dtype; the logical ones record nothing (self keeps its history)
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         methods[name + "_"] = _inplace(F.compared_in_place(name))
@@ -323,6 +332,12 @@ class Tensor(TensorBase, result_class=True):
     __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
     __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
     __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
+    __lshift__ = _operator(pointwise.bitwise_left_shift)
+    __rlshift__ = _operator(_reflected(pointwise.bitwise_left_shift))
+    __rshift__ = _operator(pointwise.bitwise_right_shift)
+    __rrshift__ = _operator(_reflected(pointwise.bitwise_right_shift))
+    __ilshift__ = _operator(lambda self, other: self.bitwise_left_shift_(other))
+    __irshift__ = _operator(lambda self, other: self.bitwise_right_shift_(other))
 
     def __pos__(self):
         return self

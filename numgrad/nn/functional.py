@@ -9,6 +9,8 @@ from ..ops import reduction as _reduction
 from ..ops.shape import flatten
 from ..ops.random import generator as _generator
 from ..tensor import Tensor
+from ._activation import *  # noqa: F401,F403  silu, elu, hardtanh, glu, prelu, rrelu, ...
+from ._activation import __all__ as _activations
 from ._conv import conv2d, max_pool2d
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
@@ -17,7 +19,8 @@ from ._norm import batch_norm, layer_norm
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv2d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity"]
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity",
+           *_activations]
 
 
 def relu(input, inplace=False):

@@ -439,6 +439,11 @@ def _same_dtype(input, other):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _same_dtype(input, other)
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    if input.dtype is bool_:  # bools are close when equal (NumPy cannot subtract them)
+        return eq(input, other)
     return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
 
 

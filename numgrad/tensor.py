@@ -34,7 +34,8 @@ def _table_methods():
         "multiply", "divide", "true_divide", "negative", "absolute", "greater", "less", "greater_equal",
         "less_equal", "not_equal"]
     methods = {name: getattr(F, name) for name in names}
-    for name in ("prod", "max", "min", "argmax", "argmin"):
+    for name in ("all", "any", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var",
+                 "std", "logsumexp", "softmax", "log_softmax"):
         methods[name] = F.method_form(name)
     for name in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):
         methods[name] = _two_tensors(name)

@@ -8,7 +8,7 @@ from . import loader
 # Helpers each target writes as an inlined scalar function (cpu/scalar_math.py, cuda/cuda_math.py); the
 # rest of the op table's math vocabulary maps to Python's math module or builtins.
 HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum", "power", "scalar_power", "power_int",
-           "remainder", "fmod", "fmod_int", "trunc_div", "erfinv")
+           "remainder", "fmod", "fmod_int", "trunc_div", "erfinv", "nan_of")
 
 # Python's math functions that Numba compiles for the CPU and for CUDA: an op-table expression may call any
 # of them by name, so an op built on one (atan, say) needs nothing beyond its table entry.

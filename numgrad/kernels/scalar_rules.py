@@ -78,4 +78,10 @@ def erfinv(y):
     return x
 
 
-SHARED = (power, scalar_power, power_int, remainder, fmod_int, trunc_div, erfinv)
+def nan_of(x):
+    # NaN of x's type (0 / 0; the op table has no NaN literal)
+    zero = x - x
+    return zero / zero if zero == 0 else zero
+
+
+SHARED = (power, scalar_power, power_int, remainder, fmod_int, trunc_div, erfinv, nan_of)

@@ -107,6 +107,8 @@ def glu(input, dim=-1):
     d = dim + input.dim() if dim < 0 else dim
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{input.dtype.word}\'')
     with no_grad():
         a, b = join.chunk(input, 2, d)
         out = a * _core.sigmoid(b)

@@ -480,5 +480,6 @@ EXPRESSION_FUNCS["where"] = _where
 EXPRESSION_FUNCS["gelu_erf"] = EXPRESSION_FUNCS["erf"]  # (tensor ops: the erf op, as torch's double backward)
 EXPRESSION_FUNCS["floor_quotient"] = _floor_quotient
 EXPRESSION_FUNCS["trunc_div"] = _trunc_quotient
+EXPRESSION_FUNCS["nan_of"] = lambda x: creation.full_like(x, math.nan) if isinstance(x, TensorBase) else math.nan
 # powers go through `**`, which picks pow, pow_tensor or rpow by which operands are tensors
 EXPRESSION_FUNCS["power"] = EXPRESSION_FUNCS["scalar_power"] = lambda a, b: a ** b

@@ -445,9 +445,12 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     for name, value in (("rtol", rtol), ("atol", atol)):
         if value < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    broadcast_shapes(input._shape, other._shape)  # (torch's message for shapes that do not broadcast)
     if input.dtype is bool_:  # bools are close when equal (NumPy cannot subtract them)
         return eq(input, other)
-    return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
+    close = np.isclose(dispatch.to_host(input._data), dispatch.to_host(other._data), rtol=rtol, atol=atol,
+                       equal_nan=equal_nan)
+    return TensorBase._make(np.asarray(close), bool_)
 
 
 def all(input, dim=None, keepdim=False):

@@ -280,9 +280,9 @@ _e("sinc", "a", "where(a == 0, 1, sin(a * 3.141592653589793) / (a * 3.1415926535
    # (torch masks where a * a * pi underflows to 0, not only at 0)
    {"a": "where(a * a * 3.141592653589793 == 0, 0, g * (a * 3.141592653589793 * cos(a * 3.141592653589793) - "
          "sin(a * 3.141592653589793)) / (a * a * 3.141592653589793))"}, "SincBackward0", kind="float")
-# logit: outside [0, 1] the gradient is NaN (log(-1), whose own derivative is 0 there); with eps the input is
+# logit: outside [0, 1] the gradient is NaN (nan_of: a constant, no derivative); with eps the input is
 # clamped and the gradient 0 outside
-_e("logit", "a", "log(a / (1 - a))", {"a": "where((a < 0) | (a > 1), log(a - a - 1), g / (a * (1 - a)))"},
+_e("logit", "a", "log(a / (1 - a))", {"a": "where((a < 0) | (a > 1), nan_of(a), g / (a * (1 - a)))"},
    "LogitBackward0", kind="float", domain={"a": PROBABILITY}, internal=True)
 _e("logit_eps", "a eps", "log(minimum(maximum(a, eps), 1 - eps) / (1 - minimum(maximum(a, eps), 1 - eps)))",
    {"a": "where((a < eps) | (a > 1 - eps), 0, g / (a * (1 - a)))"}, "LogitBackward0", kind="float",
@@ -290,8 +290,8 @@ _e("logit_eps", "a eps", "log(minimum(maximum(a, eps), 1 - eps) / (1 - minimum(m
 _e("erfinv", "a", "erfinv(a)", {"a": "g * 0.886226925452758 * exp(erfinv(a) * erfinv(a))"}, "ErfinvBackward0",
    kind="float", domain={"a": UNIT})
 # NaN, +inf and -inf replaced (a - a is 0 exactly where a is finite); the gradient flows where a is finite
-_e("nan_to_num", "a n p m", "where(a != a, n, where(a - a == 0, a, where(a > 0, p, m)))",
-   {"a": "where(a - a == 0, g, 0)"}, "NanToNumBackward0", scalar_only=("n", "p", "m"), options=("n", "p", "m"),
+_e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, p, m)))",
+   {"a": "where(a - a == 0, g, 0)"}, "NanToNumBackward0", scalar_only=("v", "p", "m"), options=("v", "p", "m"),
    internal=True)
 
 

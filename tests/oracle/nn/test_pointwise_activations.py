@@ -239,6 +239,11 @@ ERRORS = {
     "isclose negative rtol": (lambda L, a: L.isclose(a, a, rtol=-1), [[1.0]]),
     "isclose negative atol": (lambda L, a: L.isclose(a, a, atol=-0.5), [[1.0]]),
     "allclose dtypes": (lambda L, a: L.allclose(a, a.long()), [[1.0]]),
+    # found by the fuzz: glu's dtype refusal; isclose's shape error and its 0-d result
+    "glu int": (lambda L, a: _F(L).glu(a.long()), [[1.0, 2.0]]),
+    "glu bool": (lambda L, a: _F(L).glu(a > 1, 0), [[1.0, 2.0]]),
+    "isclose shapes": (lambda L, a: L.isclose(a.reshape(1, 3), L.zeros(1, 0)), [[1.0, 2.0, 3.0]]),
+    "isclose 0-d": (lambda L, a: L.isclose(a[0], a[1]) | L.isclose(a[0], a[0]), [[1.0, 2.0]]),
 }
 
 

@@ -99,7 +99,7 @@ CALLS = {
     "lerp_tensor": lambda L, a, b, w: a.lerp(b, w),
     "logit": lambda L, a: L.logit(a),
     "logit_eps": lambda L, a, eps: a.logit(eps),
-    "nan_to_num": lambda L, a, n, p, m: L.nan_to_num(a, n, p, m),
+    "nan_to_num": lambda L, a, v, p, m: L.nan_to_num(a, v, p, m),
 }
 for _entry in ELEMENTWISE.values():  # a published entry is numgrad.<name>, as torch.<name> is
     if _entry.published and len(_entry.inputs) == 1:
@@ -136,7 +136,7 @@ SCALARS = {
     ("xlogy_scalar_self", "b"): [2.5, 0.0, -1.5, 3],
     ("lerp", "w"): [0.5, 0.25, 0.75, 1.0, 0, 2, -0.5],
     ("logit_eps", "eps"): [0.1, 0.25, 1e-6],
-    ("nan_to_num", "n"): [0.0, 1.5],
+    ("nan_to_num", "v"): [0.0, 1.5],
     ("nan_to_num", "p"): [1e4, 3.0],
     ("nan_to_num", "m"): [-1e4, -2.0],
 }

@@ -9,9 +9,11 @@ from .draw import HypothesisDraw
 from .ops import operator_step, reduction, shape_op, table
 from .ops_extra import extra
 from .ops_index import indexing, inplace
+from .ops_pointwise import pointwise
 from .program import Backward, Interpreter, Lit, Program
 
-FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra)
+FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra,
+            pointwise)
 
 
 def generate(d):

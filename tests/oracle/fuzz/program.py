@@ -1,5 +1,6 @@
 """A fuzz program as data (inputs, steps, an optional backward), its interpreter for one library, and its text."""
 import contextlib
+import functools
 import operator
 import warnings
 from dataclasses import dataclass, field
@@ -127,7 +128,7 @@ class Interpreter:
         with warnings.catch_warnings(), GRAD_MODES[s.grad_mode][0](lib):
             warnings.simplefilter("ignore")
             if s.kind == "fn":
-                out = getattr(lib, s.name)(*args, **kwargs)
+                out = functools.reduce(getattr, s.name.split("."), lib)(*args, **kwargs)  # (nn.functional.x too)
             elif s.kind == "method":
                 out = getattr(args[0], s.name)(*args[1:], **kwargs)
             elif s.kind == "op":

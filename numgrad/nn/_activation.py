@@ -1,6 +1,7 @@
 """The activations of nn.functional beyond relu/gelu: op-table entries, their in-place forms, and the composites
 (glu, prelu, rrelu) recorded under torch's node names."""
 from .._core.grad_mode import no_grad
+from .._core.shapes import wrap_dim
 from ..ops import functional as _core, join, pointwise
 from ..ops.elementwise import apply
 from ..ops.random import generator as _generator
@@ -104,7 +105,7 @@ softshrink, hardshrink = pointwise.softshrink, pointwise.hardshrink
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim + input.dim() if dim < 0 else dim
+    d = wrap_dim(dim, input.dim())
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
     if not input.dtype.is_floating_point:

@@ -242,6 +242,7 @@ ERRORS = {
     # found by the fuzz: glu's dtype refusal; isclose's shape error and its 0-d result
     "glu int": (lambda L, a: _F(L).glu(a.long()), [[1.0, 2.0]]),
     "glu bool": (lambda L, a: _F(L).glu(a > 1, 0), [[1.0, 2.0]]),
+    "glu dim out of range": (lambda L, a: _F(L).glu(a, 1), [[1.0, 2.0]]),
     "isclose shapes": (lambda L, a: L.isclose(a.reshape(1, 3), L.zeros(1, 0)), [[1.0, 2.0, 3.0]]),
     "isclose 0-d": (lambda L, a: L.isclose(a[0], a[1]) | L.isclose(a[0], a[0]), [[1.0, 2.0]]),
 }

@@ -28,6 +28,7 @@ from .ops.functional import *  # noqa: F401,F403  the elementwise and reduction 
 from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowing builtins, as torch does
 from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
+from .ops.pointwise import *  # noqa: F401,F403  copysign, lerp, xlogy, nan_to_num, bitwise ops, ...
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.generator import Generator
@@ -40,6 +41,7 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
+from .nn._activation import celu_, rrelu, rrelu_, selu_
 from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack

@@ -14,7 +14,8 @@ from .autograd import functional as autograd_functional
 from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
-from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, reduction, shape
+from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, reduction, \
+    shape
 from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
@@ -34,7 +35,8 @@ def _table_methods():
         "multiply", "divide", "true_divide", "negative", "absolute", "greater", "less", "greater_equal",
         "less_equal", "not_equal"]
     methods = {name: getattr(F, name) for name in names}
-    for name in ("prod", "max", "min", "argmax", "argmin"):
+    for name in ("all", "any", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var",
+                 "std", "logsumexp", "softmax", "log_softmax"):
         methods[name] = F.method_form(name)
     for name in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):
         methods[name] = _two_tensors(name)
@@ -52,6 +54,14 @@ def _table_methods():
     for name in ("clamp", "clip", "clamp_", "clip_"):  # torch's binding refuses mixed bounds before anything
         methods[name] = _clamp_method(name, methods[name])
     methods["pow_"] = _pow_method(methods["pow_"])
+    for name in ("copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",
+                 "prelu", *(n for n in pointwise.__all__ if n.startswith("bitwise"))):
+        methods[name] = getattr(pointwise, name)
+    for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
+        methods[name + "_"] = _inplace(getattr(pointwise, name))
+    for name in pointwise.__all__:
+        if name.startswith("bitwise"):
+            methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)
     # comparisons write their result in self's dtype; the logical ones record nothing (self keeps its history)
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         methods[name + "_"] = _inplace(F.compared_in_place(name))
@@ -224,35 +234,6 @@ def _bitwise(logical, bitwise_int, kernel):
     return op
 
 
-def _shift(left, reflected=False):
-    """`<<` and `>>` as torch's integer kernels: in the promoted dtype, a shift by a negative count or by the
-    type's width or more gives 0 (`<<`), or the sign fill (`>>`; 0 for uint8); results wrap to the dtype."""
-    kernel = "lshift_cpu" if left else "rshift_cpu"
-
-    def op(self, other):
-        if not isinstance(other, (TensorBase, bool, int, float, np.bool_, np.integer, np.floating)):
-            return NotImplemented
-        a, b = (other, self) if reflected else (self, other)
-        tensors = [t for t in (a, b) if isinstance(t, TensorBase)]
-        if len(tensors) == 2:
-            broadcast_shapes(a._shape, b._shape)
-        result = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors],
-                                    [v for v in (a, b) if not isinstance(v, TensorBase)])
-        if result.is_floating_point or result is dtypes.bool_:
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{result.word}\'')
-        x, n = [np.asarray(v._data if isinstance(v, TensorBase) else dtypes.wrap_scalar(v, result))
-                .astype(result.np).astype(np.int64) for v in (a, b)]
-        bits = result.itemsize * 8
-        outside = (n < 0) | (n >= bits)
-        count = np.clip(n, 0, bits - 1)
-        if left:
-            values = np.where(outside, 0, x << count)
-        else:
-            values = np.where(outside, 0 if not result.is_signed else x >> (bits - 1), x >> count)
-        return Tensor._make(np.asarray(values).astype(result.np), result)
-    return op
-
-
 def _new(factory):
     """Tensor.new_zeros and friends: a factory defaulting to this tensor's dtype."""
     def make(self, *args, dtype=None, requires_grad=False, device=None):
@@ -393,8 +374,12 @@ class Tensor(TensorBase, result_class=True):
     __and__ = __rand__ = _bitwise("logical_and", np.bitwise_and, "bitwise_and_cpu")
     __or__ = __ror__ = _bitwise("logical_or", np.bitwise_or, "bitwise_or_cpu")
     __xor__ = __rxor__ = _bitwise("logical_xor", np.bitwise_xor, "bitwise_xor_cpu")
-    __lshift__, __rlshift__ = _shift(True), _shift(True, reflected=True)
-    __rshift__, __rrshift__ = _shift(False), _shift(False, reflected=True)
+    __lshift__ = _operator(pointwise.bitwise_left_shift)
+    __rlshift__ = _operator(_reflected(pointwise.bitwise_left_shift))
+    __rshift__ = _operator(pointwise.bitwise_right_shift)
+    __rrshift__ = _operator(_reflected(pointwise.bitwise_right_shift))
+    __ilshift__ = _operator(lambda self, other: self.bitwise_left_shift_(other))
+    __irshift__ = _operator(lambda self, other: self.bitwise_right_shift_(other))
 
     def __pos__(self):
         return self

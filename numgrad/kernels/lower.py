@@ -8,12 +8,12 @@ from . import loader
 # Helpers each target writes as an inlined scalar function (cpu/scalar_math.py, cuda/cuda_math.py); the
 # rest of the op table's math vocabulary maps to Python's math module or builtins.
 HELPERS = ("where", "sign", "sigmoid", "isnan", "maximum", "minimum", "power", "scalar_power", "power_int",
-           "remainder", "fmod", "fmod_int", "trunc_div")
+           "remainder", "fmod", "fmod_int", "trunc_div", "erfinv", "nan_of")
 
 # Python's math functions that Numba compiles for the CPU and for CUDA: an op-table expression may call any
 # of them by name, so an op built on one (atan, say) needs nothing beyond its table entry.
 MATH = ("exp", "log", "log1p", "expm1", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc")
+        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "copysign", "hypot")
 
 # The op table's math vocabulary, as spelled inside a kernel. gelu_erf is erf as torch's GELU computes it: the
 # library's erf, except in float32 on the CPU (scalar_math.gelu_erf_f32).

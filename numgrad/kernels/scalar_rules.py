@@ -55,4 +55,33 @@ def trunc_div(x, y):
     return math.copysign(a - a % 1.0, q)  # Numba's CPU math has no fmod or float trunc
 
 
-SHARED = (power, scalar_power, power_int, remainder, fmod_int, trunc_div)
+def erfinv(y):
+    # torch's calc_erfinv: a rational first guess (central range |y| <= 0.7, then the tails), refined by two
+    # Newton steps on erf; the arithmetic stays in y's float type
+    y_abs = abs(y)
+    if y_abs > 1:
+        return (y - y) / (y - y)
+    if y_abs == 1:
+        return math.copysign(y_abs / (y_abs - y_abs), y)
+    if y_abs <= 0.7:
+        z = y * y
+        num = ((-0.140543331 * z + 0.914624893) * z + -1.645349621) * z + 0.886226899
+        dem = (((0.012229801 * z + -0.329097515) * z + 1.442710462) * z + -2.118377725) * z + 1.0
+        x = y * num / dem
+    else:
+        z = math.sqrt(-math.log((1.0 - y_abs) / 2.0))
+        num = ((1.641345311 * z + 3.429567803) * z + -1.624906493) * z + -1.970840454
+        dem = (1.637067800 * z + 3.543889200) * z + 1.0
+        x = math.copysign(num, y) / dem
+    x = x - (math.erf(x) - y) / (1.1283791670955126 * math.exp(-x * x))
+    x = x - (math.erf(x) - y) / (1.1283791670955126 * math.exp(-x * x))
+    return x
+
+
+def nan_of(x):
+    # NaN of x's type (0 / 0; the op table has no NaN literal)
+    zero = x - x
+    return zero / zero if zero == 0 else zero
+
+
+SHARED = (power, scalar_power, power_int, remainder, fmod_int, trunc_div, erfinv, nan_of)

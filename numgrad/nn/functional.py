@@ -13,6 +13,8 @@ from ._attention import scaled_dot_product_attention
 from ._dropout import dropout
 from ._embedding_bag import embedding_bag
 from ._group_norm import group_norm, instance_norm
+from ._activation import *  # noqa: F401,F403  silu, elu, hardtanh, glu, prelu, rrelu, ...
+from ._activation import __all__ as _activations
 from ._linear import embedding, linear
 from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, \
     nll_loss
@@ -38,7 +40,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
            "one_hot", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss",
-           "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag"]
+           "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag",
+           *_activations]
 
 
 def relu(input, inplace=False):

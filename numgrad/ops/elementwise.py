@@ -12,9 +12,10 @@ from .._core.device import CPU
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
 from .._core.state import STATE
-from ..kernels import dispatch, lower, tape
+from ..kernels import dispatch, lower, scalar_rules, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
-from ..node import LAST, AccumulateGrad, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of
+from ..node import LAST, AccumulateGrad, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of, \
+    record
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -63,7 +64,7 @@ def _promote_unrefused(entry, args):
     of one dtype, with Python scalars of a category no higher than theirs (the common `x * x`, `x + 2`)."""
     first = None
     for a, nm in zip(args, entry.inputs):
-        if nm in entry.bool_inputs:
+        if nm in entry.bool_inputs or nm in entry.options:
             continue
         if isinstance(a, TensorBase):
             d = a._dtype
@@ -77,10 +78,10 @@ def _promote_unrefused(entry, args):
             break
     if first is not None and (first.is_floating_point or all(
             isinstance(a, TensorBase) or isinstance(a, bool) or (isinstance(a, int) and first is not dtypes.bool_)
-            for a in args)):
+            for a, nm in zip(args, entry.inputs) if nm not in entry.options)):
         compute = first
     else:
-        values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs]
+        values = [a for a, n in zip(args, entry.inputs) if n not in entry.bool_inputs and n not in entry.options]
         compute = dtypes.result_type([(t._dtype, len(t._shape)) for t in values if isinstance(t, TensorBase)],
                                      [s for s in values if not isinstance(s, TensorBase)])
     refusal = entry.refuses.get(compute.name) or (compute.is_narrow and _narrow_refusal(entry, compute))
@@ -307,12 +308,27 @@ class ElementwiseBackward(Node):
         return results
 
     def _tensor_mode(self, g, values):
+        if self.entry.backward_aten:  # the gradients, recorded by a node that refuses to be differentiated
+            with no_grad():
+                results = self._kernel_mode(g, values)
+            raiser = _refusing_backward(self.entry.backward_aten)
+            inputs = [g, *(v for v in values if isinstance(v, TensorBase))]
+            for r in results.values():
+                record(NOT_IMPLEMENTED_NODE, raiser, inputs, [r])
+            return results
         namespace = _namespace(g, self.plan.used, values)
         results = {}
         for nm in self.plan.needed:
             expr = self.entry.grads[nm]
             results[nm] = creation.zeros_like(g) if expr == "zeros" else _derivative(expr, namespace, g)
         return results
+
+
+@functools.lru_cache(maxsize=None)
+def _refusing_backward(aten):
+    def refuse(node, *grads):
+        raise RuntimeError(f"derivative for aten::{aten} is not implemented")
+    return refuse
 
 
 def _namespace(g, used, values):
@@ -481,7 +497,8 @@ def _scalar_math():
     funcs = {name: getattr(math, name) for name in lower.MATH}
     funcs.update(log=lambda v: math.log(v) if v > 0 else (float("-inf") if v == 0 else float("nan")), abs=abs,
                  sign=lambda v: (v > 0) - (v < 0), sigmoid=lambda v: 1 / (1 + math.exp(-v)), isnan=math.isnan,
-                 maximum=max, minimum=min, remainder=lambda v, w: v % w, fmod=math.fmod)
+                 maximum=max, minimum=min, remainder=lambda v, w: v % w, fmod=math.fmod,
+                 erfinv=scalar_rules.erfinv)
     return funcs
 
 
@@ -501,5 +518,6 @@ EXPRESSION_FUNCS["where"] = _where
 EXPRESSION_FUNCS["gelu_erf"] = EXPRESSION_FUNCS["erf"]  # (tensor ops: the erf op, as torch's double backward)
 EXPRESSION_FUNCS["floor_quotient"] = _floor_quotient
 EXPRESSION_FUNCS["trunc_div"] = _trunc_quotient
+EXPRESSION_FUNCS["nan_of"] = lambda x: creation.full_like(x, math.nan) if isinstance(x, TensorBase) else math.nan
 # powers go through `**`, which picks pow, pow_tensor or rpow by which operands are tensors
 EXPRESSION_FUNCS["power"] = EXPRESSION_FUNCS["scalar_power"] = lambda a, b: a ** b

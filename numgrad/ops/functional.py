@@ -2,6 +2,7 @@
 import builtins
 import math
 import functools
+import inspect
 import numbers
 import types
 
@@ -15,7 +16,7 @@ from ..kernels import dispatch, tape
 from ..node import record, zero_gradients
 from ..spec.table import ELEMENTWISE
 from ..tensor_base import TensorBase
-from . import creation, dim_binding, reduction
+from . import creation, dim_binding, keyword_aliases, reduction
 from .shape import to_dtype
 from .elementwise import apply, compute_dtype
 from .join import unbind
@@ -41,19 +42,21 @@ def _takes_tensor(fn, name, method=False):
     """fn (whose first argument is the input tensor) refusing anything else as torch's binding does; the
     one-dim reductions refuse a list of dims in the words of torch's function or method form."""
     one_dim = name in ("prod", "max", "min", "argmax", "argmin")
+    names = tuple(inspect.signature(fn).parameters)
 
     @functools.wraps(fn)  # keeps fn's signature and docstring for help()
     def checked(input, *args, **kwargs):
         _tensor_arg(name, input, 1, "input")
+        renamed = keyword_aliases.resolve(name, args, kwargs, method, names)
         if one_dim:
-            dim_binding.check(name, args, kwargs, method)
-        return fn(input, *args, **kwargs)
+            dim_binding.check(name, args, kwargs, method)  # (its messages name the keywords as given)
+        return fn(input, *args, **renamed)
     return checked
 
 
 def method_form(name):
-    """Tensor.<name> for a one-dim reduction: its binding counts positions after self."""
-    return _takes_tensor(getattr(reduction, name), name, method=True)
+    """Tensor.<name> for a reduction: its binding counts positions after self, and words its errors so."""
+    return _takes_tensor(_REDUCTIONS[name], name, method=True)
 
 
 def _from_table(entry):
@@ -440,7 +443,15 @@ def _same_dtype(input, other):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _same_dtype(input, other)
-    return TensorBase._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), bool_)
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    broadcast_shapes(input._shape, other._shape)  # (torch's message for shapes that do not broadcast)
+    if input.dtype is bool_:  # bools are close when equal (NumPy cannot subtract them)
+        return eq(input, other)
+    close = np.isclose(dispatch.to_host(input._data), dispatch.to_host(other._data), rtol=rtol, atol=atol,
+                       equal_nan=equal_nan)
+    return TensorBase._make(np.asarray(close), bool_)
 
 
 def all(input, dim=None, keepdim=False):
@@ -478,10 +489,11 @@ def _bool_reduce_numpy(input, dim, keepdim, kind):
     return TensorBase._make(dispatch.c_order(np.asarray(data)), bool_)
 
 
-all, any = _takes_tensor(all, "all"), _takes_tensor(any, "any")
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var", "std",
-              "logsumexp", "softmax", "log_softmax"):
-    globals()[_name] = _takes_tensor(getattr(reduction, _name), _name)
+_REDUCTIONS = {"all": all, "any": any, **{name: getattr(reduction, name) for name in (
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "var", "std", "logsumexp", "softmax",
+    "log_softmax")}}
+for _name, _fn in _REDUCTIONS.items():
+    globals()[_name] = _takes_tensor(_fn, _name)
 zeros_like, ones_like, full_like = creation.zeros_like, creation.ones_like, creation.full_like
 
 

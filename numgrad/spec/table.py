@@ -10,6 +10,7 @@ NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
 
 # Test domains: how the generated tests draw inputs for each operand.
 REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES = "real", "positive", "nonzero", "unit", "distinct"
+PROBABILITY = "probability"  # inside (0, 1)
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Elementwise:
     kind: str = "same"  # "float": integer inputs compute in the default float; "compare": bool result
     saved_names: dict = field(default_factory=dict)  # input -> torch's _saved_ suffix where not self/other
     scalar_only: tuple = ()  # inputs that are always Python scalars (exponent, clamp bounds)
+    options: tuple = ()  # scalar-only inputs that are options, not operands: they take no part in type promotion
     bool_inputs: tuple = ()  # inputs read as bool (where's condition)
     domain: dict = field(default_factory=dict)
     refuses: dict = field(default_factory=dict)  # compute dtype name -> (exception, torch's message)
@@ -31,6 +33,9 @@ class Elementwise:
     # that dtype refuses (pow's `exponent - 1` on a bool exponent), so the backward raises
     backward_refuses: dict = field(default_factory=dict)
     c_order: bool = False  # torch's result is C-contiguous whatever its inputs' layout (masked_fill clones so)
+    # torch's backward op whose own derivative it does not define (hardsigmoid_backward): with create_graph the
+    # gradient is recorded by a node that raises when differentiated
+    backward_aten: str = ""
 
     @property
     def forward_outputs(self):
@@ -172,6 +177,122 @@ _e("logical_or", "a b", "(a != 0) | (b != 0)", {}, "", kind="compare")
 _e("logical_xor", "a b", "(a != 0) != (b != 0)", {}, "", kind="compare")
 _e("logical_not", "a", "a == 0", {}, "", kind="compare")
 _e("isnan", "a", "isnan(a)", {}, "", kind="compare")
+
+
+def _no_integers(kernel):
+    """torch's refusal of integer and bool inputs by a kernel that has only floating types."""
+    return {"int64": (NotImplementedError, f'"{kernel}" not implemented for \'Long\''),
+            "bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
+
+
+# ---- activations (torch.nn.functional); subgradients at the kinks are torch's -------------------------
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_e("silu", "a", "a / (1 + exp(-a))", {"a": "g * sigmoid(a) * (1 + a * (1 - sigmoid(a)))"}, "SiluBackward0",
+   refuses=_no_integers("silu_cpu"), internal=True)
+_softplus1 = "tanh(log1p(exp(a)))"
+_e("mish", "a", f"a * {_softplus1}", {"a": f"g * ({_softplus1} + a * sigmoid(a) * (1 - {_softplus1} * {_softplus1}))"},
+   "MishBackward0", refuses=_no_integers("mish_cpu"), internal=True)
+# hardsigmoid, hardswish: the gradient is 0 at -3 and, for hardsigmoid, at 3 (torch's open intervals); torch's
+# hardsigmoid gradient multiplies by 1/6 rounded to float32, in float64 too
+_e("hardsigmoid", "a", "minimum(maximum(a + 3, 0), 6) / 6",
+   {"a": "where((a > -3) & (a < 3), g * 0.1666666716337204, 0)"},
+   "HardsigmoidBackward0", refuses=_no_integers("hardsigmoid_cpu"), internal=True, backward_aten="hardsigmoid_backward")
+_e("hardswish", "a", "a * minimum(maximum(a + 3, 0), 6) / 6",
+   {"a": "where(a <= -3, 0, where(a < 3, g * (a / 3 + 0.5), g))"}, "HardswishBackward0",
+   refuses=_no_integers("hardswish_cpu"), internal=True)
+# hardtanh (and relu6): no gradient at either bound, unlike clamp
+_e("hardtanh", "a lo hi", "minimum(maximum(a, lo), hi)", {"a": "where((a <= lo) | (a >= hi), 0, g)"},
+   "HardtanhBackward0", saved_names={"lo": "min_val", "hi": "max_val"}, scalar_only=("lo", "hi"),
+   refuses={"bool": (RuntimeError, "Bool inputs not supported for hardtanh")}, options=("lo", "hi"), internal=True)
+# elu, selu, celu: torch's elu(alpha, scale, input_scale); the in-place forms' nodes read the result instead
+# (the gradient at 0 is a constant branch: torch's second derivative there is 0)
+_e("elu", "a alpha", "where(a <= 0, expm1(a) * alpha, a)",
+   {"a": "where(a < 0, g * alpha * exp(a), where(a == 0, g * alpha, g))"},
+   "EluBackward0", refuses=_no_integers("elu_cpu"), scalar_only=("alpha",), options=("alpha",), internal=True)
+_e("elu_result", "a alpha", "where(a <= 0, expm1(a) * alpha, a)",
+   {"a": "where(out < 0, g * (out + alpha), where(out == 0, g * alpha, g))"},
+   "EluBackward1", refuses=_no_integers("elu_cpu"), scalar_only=("alpha",), options=("alpha",), internal=True)
+_e("selu", "a", f"where(a <= 0, expm1(a) * {SELU_ALPHA * SELU_SCALE}, a * {SELU_SCALE})",
+   {"a": f"where(a < 0, g * {SELU_ALPHA * SELU_SCALE} * exp(a), where(a == 0, g * {SELU_ALPHA * SELU_SCALE}, "
+         f"g * {SELU_SCALE}))"}, "EluBackward0",
+   refuses=_no_integers("elu_cpu"), internal=True)
+_e("selu_result", "a", f"where(a <= 0, expm1(a) * {SELU_ALPHA * SELU_SCALE}, a * {SELU_SCALE})",
+   {"a": f"where(out < 0, g * (out + {SELU_ALPHA * SELU_SCALE}), where(out == 0, g * {SELU_ALPHA * SELU_SCALE}, "
+         f"g * {SELU_SCALE}))"}, "EluBackward1",
+   refuses=_no_integers("elu_cpu"), internal=True)
+_e("celu", "a alpha", "where(a <= 0, expm1(a * (1 / alpha)) * alpha, a)",
+   {"a": "where(a < 0, g * exp(a * (1 / alpha)), g)"}, "CeluBackward0", refuses=_no_integers("elu_cpu"),
+   scalar_only=("alpha",), options=("alpha",), internal=True)
+_e("celu_result", "a alpha", "where(a <= 0, expm1(a * (1 / alpha)) * alpha, a)",
+   {"a": "where(out < 0, g * (1 / alpha) * (out + alpha), g)"}, "CeluBackward1", refuses=_no_integers("elu_cpu"),
+   scalar_only=("alpha",), options=("alpha",), internal=True)
+# log(sigmoid(a)) without overflow, as torch's CPU kernel: min(a, 0) - log1p(exp(-|a|))
+_e("logsigmoid", "a", "minimum(a, 0) - log1p(exp(-abs(a)))",
+   {"a": "g * sigmoid(-a)"},
+   "LogSigmoidBackward0", refuses=_no_integers("log_sigmoid_cpu"), internal=True)
+# above the threshold (on a * beta) softplus is the identity
+_e("softplus", "a beta threshold", "where(a * beta > threshold, a, log1p(exp(a * beta)) / beta)",
+   {"a": "where(a * beta > threshold, g, g * sigmoid(a * beta))"}, "SoftplusBackward0",
+   scalar_only=("beta", "threshold"), refuses=_no_integers("softplus_cpu"), options=("beta", "threshold"),
+   internal=True)
+# the shrinks: no gradient on [-lambd, lambd], its ends included; a * 0 keeps NaN
+_e("softshrink", "a lambd", "where(a > lambd, a - lambd, where(a < -lambd, a + lambd, a * 0))",
+   {"a": "where((a >= -lambd) & (a <= lambd), 0, g)"}, "SoftshrinkBackward0", scalar_only=("lambd",),
+   refuses=_no_integers("softshrink_check"), options=("lambd",), internal=True)
+_e("hardshrink", "a lambd", "where((a >= -lambd) & (a <= lambd), 0, a)",
+   {"a": "where((a >= -lambd) & (a <= lambd), 0, g)"}, "HardshrinkBackward0", scalar_only=("lambd",),
+   refuses=_no_integers("hardshrink_cpu"), options=("lambd",), internal=True)
+
+# ---- pointwise math ----------------------------------------------------------------------------------
+# copysign: |a| with b's sign; the gradient is out / a (0 at a == 0), none for b
+_copysign_a = "g * where(a == 0, 0, out / a)"  # (torch masks the ratio, then multiplies: its 2nd order is so)
+_e("copysign", "a b", "copysign(a, b)", {"a": _copysign_a, "b": "zeros"},
+   "CopysignBackward0", kind="float", internal=True)
+_e("copysign_scalar", "a b", "copysign(a, b)", {"a": _copysign_a}, "CopysignBackward1",
+   kind="float", scalar_only=("b",), internal=True)
+# equal infinities give themselves (inf - inf would be NaN)
+_e("logaddexp", "a b", "where(a == b, a + 0.6931471805599453, maximum(a, b) + log1p(exp(-abs(a - b))))",
+   {"a": "g / (1 + exp(b - a))", "b": "g / (1 + exp(a - b))"}, "LogaddexpBackward0",
+   refuses=_no_integers("logaddexp_cpu"), internal=True)
+_e("logaddexp2", "a b",
+   "where(a == b, a + 1, maximum(a, b) + log1p(exp(-abs(a - b) * 0.6931471805599453)) * 1.4426950408889634)",
+   {"a": "g / (1 + power(2, b - a))", "b": "g / (1 + power(2, a - b))"}, "Logaddexp2Backward0",
+   refuses=_no_integers("logaddexp2_cpu"), internal=True)
+_e("hypot", "a b", "hypot(a, b)", {"a": "g * (a / out)", "b": "g * (b / out)"}, "HypotBackward0",
+   refuses=_no_integers("hypot_cpu"), internal=True)
+# xlogy: 0 where a == 0 (unless b is NaN); a's derivative is xlogy(a != 0, b)
+_xlogy_a = "where(b != b, g * b, where(a == 0, 0, g * log(b)))"  # (g inside: a number b stays in g's dtype)
+_e("xlogy", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a, "b": "g * a / b"},
+   "XlogyBackward0", kind="float", domain={"b": POSITIVE}, internal=True)
+_e("xlogy_scalar_other", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a},
+   "XlogyBackward2", kind="float", scalar_only=("b",), internal=True)
+_e("xlogy_scalar_self", "a b", "where(a != a, a, where(b == 0, 0, b * log(a)))", {"a": "g * b / a"},
+   "XlogyBackward1", kind="float", scalar_only=("b",), domain={"a": POSITIVE}, internal=True)
+# lerp as torch computes it: from the nearer end, so that weight 1 gives `end` exactly
+_lerp = "where(abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))"
+_e("lerp", "a b w", _lerp, {"a": "g * (1 - w)", "b": "g * w"}, "LerpBackward0", scalar_only=("w",),
+   saved_names={"w": "weight"}, refuses=_no_integers("lerp_kernel_scalar"), options=("w",), internal=True)
+_e("lerp_tensor", "a b w", _lerp, {"a": "g * (1 - w)", "b": "g * w", "w": "g * (b - a)"}, "LerpBackward1",
+   saved_names={"b": "end", "w": "weight"}, refuses=_no_integers("lerp_kernel_tensor"), internal=True)
+# frac = a - trunc(a), as torch (-0.0 and integers give +0.0)
+_e("frac", "a", "a - trunc_div(a, 1)", {"a": "g"}, "FracBackward0", refuses=_no_integers("frac_cpu"))
+_e("sinc", "a", "where(a == 0, 1, sin(a * 3.141592653589793) / (a * 3.141592653589793))",
+   # (torch masks where a * a * pi underflows to 0, not only at 0)
+   {"a": "where(a * a * 3.141592653589793 == 0, 0, g * (a * 3.141592653589793 * cos(a * 3.141592653589793) - "
+         "sin(a * 3.141592653589793)) / (a * a * 3.141592653589793))"}, "SincBackward0", kind="float")
+# logit: outside [0, 1] the gradient is NaN (nan_of: a constant, no derivative); with eps the input is
+# clamped and the gradient 0 outside
+_e("logit", "a", "log(a / (1 - a))", {"a": "where((a < 0) | (a > 1), nan_of(a), g / (a * (1 - a)))"},
+   "LogitBackward0", kind="float", domain={"a": PROBABILITY}, internal=True)
+_e("logit_eps", "a eps", "log(minimum(maximum(a, eps), 1 - eps) / (1 - minimum(maximum(a, eps), 1 - eps)))",
+   {"a": "where((a < eps) | (a > 1 - eps), 0, g / (a * (1 - a)))"}, "LogitBackward0", kind="float",
+   scalar_only=("eps",), domain={"a": PROBABILITY}, options=("eps",), internal=True)
+_e("erfinv", "a", "erfinv(a)", {"a": "g * 0.886226925452758 * exp(erfinv(a) * erfinv(a))"}, "ErfinvBackward0",
+   kind="float", domain={"a": UNIT})
+# NaN, +inf and -inf replaced (a - a is 0 exactly where a is finite); the gradient flows where a is finite
+_e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, p, m)))",
+   {"a": "where(a - a == 0, g, 0)"}, "NanToNumBackward0", scalar_only=("v", "p", "m"), options=("v", "p", "m"),
+   internal=True)
 
 
 @dataclass(frozen=True)

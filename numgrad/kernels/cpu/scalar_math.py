@@ -51,7 +51,7 @@ def minimum(x, y):
 
 # the rules both targets share (kernels/scalar_rules.py), compiled as this target's inlined functions
 _inlined = njit(cache=True, inline="always", error_model="numpy")
-power, scalar_power, power_int, remainder, fmod_int, trunc_div = (_inlined(f) for f in scalar_rules.SHARED)
+power, scalar_power, power_int, remainder, fmod_int, trunc_div, erfinv, nan_of = (_inlined(f) for f in scalar_rules.SHARED)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

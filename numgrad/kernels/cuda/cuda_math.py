@@ -44,7 +44,7 @@ def minimum(x, y):
 
 # the rules both targets share (kernels/scalar_rules.py), compiled as this target's inlined functions
 _device = cuda.jit(device=True, inline="always")
-power, scalar_power, power_int, remainder, fmod_int, trunc_div = (_device(f) for f in scalar_rules.SHARED)
+power, scalar_power, power_int, remainder, fmod_int, trunc_div, erfinv, nan_of = (_device(f) for f in scalar_rules.SHARED)
 
 
 @cuda.jit(device=True, inline="always")

@@ -7,6 +7,8 @@ from .linear import Embedding, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .loss_extra import CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, MarginRankingLoss, \
     MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, TripletMarginLoss
+from .pointwise_activation import CELU, ELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, \
+    Mish, PReLU, ReLU6, RReLU, SELU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \

@@ -11,11 +11,12 @@ from .ops_extra import extra
 from .ops_index import indexing, inplace
 from .ops_loss import loss
 from .ops_nn import nn_op
+from .ops_pointwise import pointwise
 from .ops_tensorops import tensor_ops
 from .program import Backward, Interpreter, Lit, Program
 
 FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra, nn_op,
-            tensor_ops, loss)
+            tensor_ops, loss, pointwise)
 
 
 def generate(d):

@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import numgrad
 from helpers.op_compare import hyp, param_grid
 from numgrad import testing as ngt
-from numgrad.spec.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, REAL, UNIT
+from numgrad.spec.table import AWAY_FROM_TIES, ELEMENTWISE, NONZERO, NOT_IMPLEMENTED, POSITIVE, PROBABILITY, REAL, UNIT
 
 
 # forward values and first-order gradients (float32 transcendentals may differ from torch's by a few ulps)
@@ -77,6 +77,31 @@ CALLS = {
     "logical_and": lambda L, a, b: L.logical_and(a, b),
     "logical_or": lambda L, a, b: L.logical_or(a, b),
     "logical_xor": lambda L, a, b: L.logical_xor(a, b),
+    # activations (nn.functional) and the pointwise functions with options
+    **{name: (lambda name: lambda L, a: getattr(L.nn.functional, name)(a))(name)
+       for name in ("silu", "mish", "hardsigmoid", "hardswish", "selu", "logsigmoid")},
+    "selu_result": lambda L, a: L.nn.functional.selu(a * 1, inplace=True),
+    "hardtanh": lambda L, a, lo, hi: L.nn.functional.hardtanh(a, lo, hi),
+    "elu": lambda L, a, alpha: L.nn.functional.elu(a, alpha),
+    "elu_result": lambda L, a, alpha: L.nn.functional.elu(a * 1, alpha, inplace=True),
+    "celu": lambda L, a, alpha: L.nn.functional.celu(a, alpha),
+    "celu_result": lambda L, a, alpha: L.nn.functional.celu(a * 1, alpha, inplace=True),
+    "softplus": lambda L, a, beta, threshold: L.nn.functional.softplus(a, beta, threshold),
+    "softshrink": lambda L, a, lambd: L.nn.functional.softshrink(a, lambd),
+    "hardshrink": lambda L, a, lambd: L.hardshrink(a, lambd),
+    "copysign": lambda L, a, b: L.copysign(a, b),
+    "copysign_scalar": lambda L, a, b: a.copysign(b),
+    "logaddexp": lambda L, a, b: L.logaddexp(a, b),
+    "logaddexp2": lambda L, a, b: a.logaddexp2(b),
+    "hypot": lambda L, a, b: L.hypot(a, b),
+    "xlogy": lambda L, a, b: L.xlogy(a, b),
+    "xlogy_scalar_other": lambda L, a, b: L.xlogy(a, b),
+    "xlogy_scalar_self": lambda L, a, b: L.xlogy(b, a),
+    "lerp": lambda L, a, b, w: L.lerp(a, b, w),
+    "lerp_tensor": lambda L, a, b, w: a.lerp(b, w),
+    "logit": lambda L, a: L.logit(a),
+    "logit_eps": lambda L, a, eps: a.logit(eps),
+    "nan_to_num": lambda L, a, v, p, m: L.nan_to_num(a, v, p, m),
 }
 for _entry in ELEMENTWISE.values():  # a published entry is numgrad.<name>, as torch.<name> is
     if _entry.published and len(_entry.inputs) == 1:
@@ -98,6 +123,24 @@ SCALARS = {
     ("masked_fill", "v"): [-1e4, 2.5, -1, 0, True],  # (-inf: see test_indexing; finite differences need finite)
     ("clamp_min_fn", "lo"): [-0.5, 0.0, 0.5, 1],
     ("clamp_max_fn", "hi"): [-0.5, 0.0, 0.5, 1],
+    ("hardtanh", "lo"): [-1.0, -0.5, 0],
+    ("hardtanh", "hi"): [1.0, 0.5, 2],
+    ("elu", "alpha"): [1.0, 0.5, 2],
+    ("elu_result", "alpha"): [1.0, 0.5, 2],
+    ("celu", "alpha"): [1.0, 0.5, 2],
+    ("celu_result", "alpha"): [1.0, 0.5, 2],
+    ("softplus", "beta"): [1.0, 2, 0.5],
+    ("softplus", "threshold"): [20.0, 1.0, 2],
+    ("softshrink", "lambd"): [0.5, 0.25, 1],
+    ("hardshrink", "lambd"): [0.5, 0.25, 1],
+    ("copysign_scalar", "b"): [-1.0, 2.5, 0.0, -0.0, 3, -2],
+    ("xlogy_scalar_other", "b"): [2.5, 0.5, 3],
+    ("xlogy_scalar_self", "b"): [2.5, 0.0, -1.5, 3],
+    ("lerp", "w"): [0.5, 0.25, 0.75, 1.0, 0, 2, -0.5],
+    ("logit_eps", "eps"): [0.1, 0.25, 1e-6],
+    ("nan_to_num", "v"): [0.0, 1.5],
+    ("nan_to_num", "p"): [1e4, 3.0],
+    ("nan_to_num", "m"): [-1e4, -2.0],
 }
 
 NAMES = sorted(ELEMENTWISE)
@@ -111,7 +154,7 @@ def test_every_entry_is_covered():
         for nm in entry.scalar_only:
             assert (entry.name, nm) in SCALARS, f"give scalar values for {entry.name}.{nm}"
         for nm, dom in entry.domain.items():
-            assert dom in (REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES), (entry.name, nm, dom)
+            assert dom in (REAL, POSITIVE, NONZERO, UNIT, AWAY_FROM_TIES, PROBABILITY), (entry.name, nm, dom)
         if entry.kind == "compare":
             assert not entry.grads and not entry.node
         else:
@@ -180,6 +223,8 @@ def draw_values(entry, nm, shape, rng, dtype):
         v = _signs(rng, shape) * rng.uniform(0.25, 2, shape)
     elif dom == UNIT:
         v = rng.uniform(-0.9, 0.9, shape)
+    elif dom == PROBABILITY:
+        v = rng.uniform(0.05, 0.95, shape)
     else:
         v = _signs(rng, shape) * rng.uniform(0.1, 2, shape)
     return np.asarray(v, dtype=dtype)
@@ -217,8 +262,28 @@ def test_forward_and_gradients(name, dtype):
     @hyp(15)
     @given(case=cases(entry))
     def check(case):
-        check_against_torch(fn, make_args(entry, case, dtype), dtype, seed=case.seed)
+        # where torch defines no second derivative, test_second_order_refused checks that both refuse it
+        check_against_torch(fn, make_args(entry, case, dtype), dtype, seed=case.seed,
+                            second_order=not entry.backward_aten)
     check()
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if ELEMENTWISE[n].backward_aten])
+def test_second_order_refused(name):
+    """torch defines no derivative of some backward ops (hardsigmoid_backward): differentiating the gradient raises
+    its error, as torch's does."""
+    entry, fn = ELEMENTWISE[name], CALLS[name]
+    args = make_args(entry, Case({nm: (3,) for nm in entry.inputs if nm not in entry.scalar_only},
+                                 {nm: SCALARS[(name, nm)][0] for nm in entry.scalar_only}, 0), "float64")
+    messages = []
+    for L in (torch, numgrad):
+        xs = [L.tensor(a, requires_grad=True) if isinstance(a, np.ndarray) else a for a in args]
+        (g,) = L.autograd.grad(fn(L, *xs).sum(), xs[0], create_graph=True)
+        assert g.requires_grad and type(g.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError) as info:
+            g.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] == f"derivative for aten::{entry.backward_aten} is not implemented"
 
 
 # (checker, examples, shape bounds): second order runs on smaller shapes, it costs a graph per element
@@ -226,8 +291,9 @@ FINITE_DIFFERENCES = {"gradcheck": (ngt.gradcheck, 10, dict(max_side=3)),
                       "gradgradcheck": (ngt.gradgradcheck, 4, dict(max_side=2, max_dims=2))}
 
 
-@pytest.mark.parametrize("order", list(FINITE_DIFFERENCES))
-@pytest.mark.parametrize("name", param_grid(DIFFERENTIABLE))
+# (no gradgradcheck where torch defines no second derivative: see test_second_order_refused)
+@pytest.mark.parametrize("name,order", [(n, order) for order in FINITE_DIFFERENCES for n in DIFFERENTIABLE
+                                        if order == "gradcheck" or not ELEMENTWISE[n].backward_aten])
 def test_finite_differences_float64(name, order):
     """Analytical first (gradcheck) and second (gradgradcheck) derivatives against central finite
     differences, in float64, through numgrad.testing."""
@@ -286,7 +352,7 @@ def test_empty_tensors(name, dtype):
     shapes = iter([(0, 3), (3,), (1, 3)])
     case = Case({nm: next(shapes) for nm in entry.inputs if nm not in entry.scalar_only},
                 {nm: SCALARS[(name, nm)][0] for nm in entry.scalar_only}, 0)
-    check_against_torch(fn, make_args(entry, case, dtype), dtype)
+    check_against_torch(fn, make_args(entry, case, dtype), dtype, second_order=not entry.backward_aten)
 
 
 # ---- Python scalars as operands (torch's wrapped numbers) --------------------------------------------

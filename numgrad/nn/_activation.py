@@ -1,0 +1,165 @@
+"""The activations of nn.functional beyond relu/gelu: op-table entries, their in-place forms, and the composites
+(glu, prelu, rrelu) recorded under torch's node names."""
+from .._core.grad_mode import no_grad
+from .._core.shapes import wrap_dim
+from ..ops import functional as _core, join, pointwise
+from ..ops.elementwise import apply
+from ..ops.random import generator as _generator
+from ..ops import creation
+from ..node import record
+from ..tensor import _inplace
+
+
+def _maybe_in_place(name, input, inplace, *args, in_place_name=None):
+    """apply(name) out of place, or written into `input` (in_place_name: the entry whose node reads the result,
+    as torch's in-place forms record EluBackward1 and the like)."""
+    if not inplace:
+        return apply(name, input, *args)
+    entry = in_place_name or name
+
+    def op(self, *a):
+        return apply(entry, self, *a)
+    op.__name__ = entry
+    return _inplace(op, elementwise=False)(input, *args)  # (its options are no operands)
+
+
+def silu(input, inplace=False):
+    return _maybe_in_place("silu", input, inplace)
+
+
+def mish(input, inplace=False):
+    return _maybe_in_place("mish", input, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _maybe_in_place("hardsigmoid", input, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _maybe_in_place("hardswish", input, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.dtype.is_floating_point:  # the bounds take the input's type: an integer result stays integer
+        min_val, max_val = int(min_val), int(max_val)
+    return _maybe_in_place("hardtanh", input, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _maybe_in_place("elu", input, inplace, alpha, in_place_name="elu_result")
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    return _maybe_in_place("selu", input, inplace, in_place_name="selu_result")
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _maybe_in_place("celu", input, inplace, alpha, in_place_name="celu_result")
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def logsigmoid(input):
+    return apply("logsigmoid", input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return apply("softplus", input, beta, threshold)
+
+
+def softsign(input):
+    return input / (_core.abs(input) + 1)  # a composite, as torch's (DivBackward0)
+
+
+def tanhshrink(input):
+    return input - _core.tanh(input)  # a composite, as torch's (SubBackward0)
+
+
+softshrink, hardshrink = pointwise.softshrink, pointwise.hardshrink
+
+
+# ---- composites recorded under torch's node names ----------------------------------------------------------
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.dim())
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{input.dtype.word}\'')
+    with no_grad():
+        a, b = join.chunk(input, 2, d)
+        out = a * _core.sigmoid(b)
+    record("GluBackward0", _glu_backward, [input], [out], saved={"self": input, "dim": dim})
+    return out
+
+
+def _glu_backward(node, g):
+    a, b = join.chunk(node.saved("self"), 2, node.saved("dim"))
+    s = _core.sigmoid(b)
+    return (join.cat([g * s, g * a * s * (1 - s)], node.saved("dim")),)
+
+
+prelu = pointwise.prelu
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU whose negative slope is drawn uniformly in [lower, upper] per element while training, and is
+    their mean otherwise."""
+    with no_grad():
+        if training:
+            slopes = creation.tensor(_generator().uniform(lower, upper, input.shape), dtype=input.dtype)
+        else:
+            slopes = (lower + upper) / 2
+        noise = _core.where(input > 0, creation.ones_like(input), creation.full_like(input, 0) + slopes)
+    if inplace:
+        return _inplace(_rrelu_in_place(noise), elementwise=False)(input)
+    with no_grad():
+        out = input * noise
+    record("RreluWithNoiseBackward0", _rrelu_backward, [input], [out], saved={"noise": noise})
+    return out
+
+
+def _rrelu_in_place(noise):
+    def rrelu(self):
+        with no_grad():
+            out = self * noise
+        record("RreluWithNoiseBackward1", _rrelu_backward, [self], [out], saved={"noise": noise})
+        return out
+    return rrelu
+
+
+def _rrelu_backward(node, g):
+    return (g * node.saved("noise"),)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "relu6", "elu", "elu_", "selu",
+           "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink", "softshrink", "hardshrink",
+           "glu", "prelu", "rrelu", "rrelu_"]

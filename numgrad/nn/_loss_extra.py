@@ -237,7 +237,7 @@ def _check_multi_margin(input, target, weight):
                            f"Input has shape {list(input.shape)}.")
     if weight is not None and (weight.dim() > 1 or weight.numel() != classes):
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
-    if not input._dtype.is_floating_point:
+    if not input._dtype.is_floating_point or input._dtype.is_narrow:  # the kernel: float and double only
         raise NotImplementedError(f'"multi_margin_loss_cpu_kernel" not implemented for \'{input._dtype.word}\'')
     if weight is not None and weight._dtype is not input._dtype:
         raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")

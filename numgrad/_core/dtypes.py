@@ -190,9 +190,9 @@ def check_scalar_fits(value, d):
     if d is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (builtins.int, builtins.float, np.number)):
         return value
     if isinstance(value, (builtins.int, np.integer)):
-        fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= _float_max(d)
+        fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= float_max(d)
     elif d.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= _float_max(d)
+        fits = not math.isfinite(value) or abs(value) <= float_max(d)
     else:
         fits = int_fits(value, d)
     if not fits:
@@ -200,7 +200,8 @@ def check_scalar_fits(value, d):
     return wrap_scalar(value, d)
 
 
-def _float_max(d):
+def float_max(d):
+    """The largest finite value of float dtype `d` (bfloat16 too, which np.finfo does not know)."""
     return builtins.float(ml_dtypes.finfo(d.np).max)
 
 

@@ -143,3 +143,28 @@ def test_multi_margin_loss_refuses_half_types(dtype):
                                                                lib.tensor([0, 1, 2, 0]), p=2))
     check_error(lambda lib: lib.nn.functional.multi_margin_loss(lib.tensor(x).to(getattr(lib, dtype)),
                                                                lib.tensor([0, 1, 2, 0]), weight=lib.ones(3)))
+
+
+def _bf16_with_nan(lib):
+    return lib.tensor([[1., float("nan"), 3., -1.], [2, 5, float("nan"), 0]]).to(lib.bfloat16)
+
+
+def test_bfloat16_sorts_scans_and_pools_with_nan():
+    """NumPy's kind of bfloat16 is 'V': its argsort, unique and accumulating max misread NaN (a sort left it in
+    place), np.iinfo was asked for max pooling's padding and np.finfo for logcumsumexp's gradient."""
+    for fn in (lambda lib, x: lib.sort(x, -1), lambda lib, x: lib.sort(x, -1, descending=True),
+               lambda lib, x: lib.topk(x, 2), lambda lib, x: lib.kthvalue(x, 2), lambda lib, x: x.median(-1),
+               lambda lib, x: x.median(), lambda lib, x: x.nanmedian(-1), lambda lib, x: lib.cummax(x, -1),
+               lambda lib, x: lib.cummin(x, -1), lambda lib, x: lib.unique(x), lambda lib, x: lib.msort(x),
+               lambda lib, x: lib.nn.functional.max_pool2d(x.reshape(1, 1, 2, 4), 2, return_indices=True),
+               lambda lib, x: lib.nn.functional.max_pool1d(x.reshape(1, 2, 4), 2, padding=1),
+               lambda lib, x: lib.zeros(2, dtype=lib.bfloat16).scatter_reduce(0, lib.tensor([0, 0, 1, 1]), x[0], "amax",
+                                                                              include_self=False)):
+        check(lambda lib: [o.float() if o.is_floating_point() else o for o in
+                           (lambda r: r if isinstance(r, tuple) else (r,))(fn(lib, _bf16_with_nan(lib)))])
+
+    def lcse_grad(lib):
+        x = lib.tensor([1., 2., -3.], dtype=lib.bfloat16, requires_grad=True)
+        lib.logcumsumexp(x, 0).backward(lib.tensor([1., -1., 2.], dtype=lib.bfloat16))
+        return x.grad.float()
+    check(lcse_grad)

@@ -168,3 +168,29 @@ def test_bfloat16_sorts_scans_and_pools_with_nan():
         lib.logcumsumexp(x, 0).backward(lib.tensor([1., -1., 2.], dtype=lib.bfloat16))
         return x.grad.float()
     check(lcse_grad)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64", "bool", "float16"])
+def test_window_kernels_refuse_dtypes_as_torch(dtype):
+    """torch's CPU kernels dispatch on dtype: adaptive max pooling takes floating types only, im2col/col2im
+    (unfold, fold) floating types and bool, the dilated and transposed convolutions floating types and long,
+    slow_conv2d/3d all but bool; an empty convolution runs no kernel. numgrad computed them all."""
+    def x(lib, *shape):
+        return lib.ones(*shape).to(getattr(lib, dtype))
+    cases = [lambda lib: lib.nn.functional.conv2d(x(lib, 1, 2, 5, 5), x(lib, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.conv2d(x(lib, 1, 2, 5, 5), x(lib, 2, 2, 2, 2), dilation=2),
+             lambda lib: lib.nn.functional.conv3d(x(lib, 1, 2, 5, 5, 5), x(lib, 2, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.conv3d(x(lib, 1, 2, 5, 5, 5), x(lib, 2, 2, 2, 2, 2), dilation=2),
+             lambda lib: lib.nn.functional.conv_transpose2d(x(lib, 1, 2, 5, 5), x(lib, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.conv_transpose3d(x(lib, 1, 2, 5, 5, 5), x(lib, 2, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.conv2d(x(lib, 0, 2, 5, 5), x(lib, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.conv_transpose2d(x(lib, 0, 2, 5, 5), x(lib, 2, 2, 2, 2)),
+             lambda lib: lib.nn.functional.unfold(x(lib, 1, 2, 5, 5), 2),
+             lambda lib: lib.nn.functional.unfold(x(lib, 0, 2, 5, 5), 2),
+             lambda lib: lib.nn.functional.fold(x(lib, 1, 4, 4), 3, 2),
+             lambda lib: lib.nn.functional.adaptive_max_pool2d(x(lib, 2, 5, 5), 2),
+             lambda lib: lib.nn.functional.adaptive_max_pool2d(x(lib, 0, 2, 5, 5), 2),
+             lambda lib: lib.nn.functional.adaptive_max_pool3d(x(lib, 2, 5, 5, 5), 2),
+             lambda lib: lib.nn.functional.adaptive_max_pool1d(x(lib, 2, 5), 2)]
+    for fn in cases:
+        _same_outcome(lambda lib: fn(lib).float())

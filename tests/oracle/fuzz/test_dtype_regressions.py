@@ -194,3 +194,27 @@ def test_window_kernels_refuse_dtypes_as_torch(dtype):
              lambda lib: lib.nn.functional.adaptive_max_pool1d(x(lib, 2, 5), 2)]
     for fn in cases:
         _same_outcome(lambda lib: fn(lib).float())
+
+
+def test_fused_backward_through_a_node_with_a_half_input():
+    """The fused backward took a float32 node whose input is float16 into its kernel, which knows no half type
+    (KeyError: dtype('float16')); such a node runs on its own, rounding its input's gradient to half."""
+    def program(lib, leaf):
+        v1 = lib.nn.functional.poisson_nll_loss(leaf, lib.tensor(0.2481689453125, dtype=lib.float16),
+                                                reduction="mean", log_input=True, full=True)
+        v2 = v1.div_(3)
+        v6 = lib.rsqrt((-2) == v2.int().relu())
+        return lib.nn.functional.margin_ranking_loss(v6, v2, lib.tensor(1.0), margin=0.3, reduction="sum").float()
+
+    def grad(lib):
+        leaf = lib.tensor(-0.76611328125, dtype=lib.float16, requires_grad=True)
+        program(lib, leaf).sum().backward()
+        return leaf.grad.float()
+    check(grad)
+
+    def mixed(lib):
+        h = lib.tensor([0.5, -1.25, 2.0], dtype=lib.float16, requires_grad=True)
+        f = lib.tensor([1.5, 0.25, -3.0], requires_grad=True)
+        ((h * f).exp() * f).sin().sum().backward()
+        return h.grad.float(), f.grad
+    check(mixed)

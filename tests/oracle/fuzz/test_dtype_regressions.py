@@ -218,3 +218,19 @@ def test_fused_backward_through_a_node_with_a_half_input():
         ((h * f).exp() * f).sin().sum().backward()
         return h.grad.float(), f.grad
     check(mixed)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool", "float16", "float32"])
+def test_margin_ranking_loss_margin_is_a_double_and_histc_of_bool(dtype):
+    """margin_ranking_loss adds its margin as a double (an integer input gives a float loss; numgrad's int 0 kept
+    it integer, and mean refused it) after the subtraction (a bool input's refusal names it); histc of a bool
+    tensor fails making its bin edges ("linspace_cpu")."""
+    def loss(reduction, margin=0, target=None):
+        def fn(lib):
+            a, b = lib.tensor([1, 0, 3]).to(getattr(lib, dtype)), lib.tensor([0, 1, 1]).to(getattr(lib, dtype))
+            t = lib.tensor([1, -1, 1]) if target is None else lib.tensor([1, 0, 1]).to(getattr(lib, dtype))
+            return lib.nn.functional.margin_ranking_loss(a, b, t, margin=margin, reduction=reduction).float()
+        return fn
+    for fn in (loss("mean"), loss("none", 2), loss("sum", 0, True)):
+        _same_outcome(fn)
+    _same_outcome(lambda lib: lib.histc(lib.ones(3).to(getattr(lib, dtype)), 4).float())

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from ..kernels import dispatch
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._resample import Taps, resample
 
@@ -139,7 +140,7 @@ def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=
     if not input._dtype.is_floating_point:
         kind = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(mode, "linear")
         raise NotImplementedError(f"\"compute_indices_weights_{kind}\" not implemented for '{input._dtype.word}'")
-    dt = input._data.dtype
+    dt = dispatch.kernel_dtype(input._data.dtype)  # a half type's weights in float32 (torch's opmath)
     plan = []
     for i in range(k):  # the last dim first: torch sums each row before it weighs the rows
         d = k - 1 - i

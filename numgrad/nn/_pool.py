@@ -222,7 +222,7 @@ def _adaptive_avg(input, output_size, k):
     if input.dim() not in (k + 1, k + 2):
         raise RuntimeError(f"{op}(): Expected {k + 1}D or {k + 2}D tensor, but got {list(input.shape)}")
     if input.numel() and not input._dtype.is_floating_point:  # an empty input reaches no kernel
-        raise NotImplementedError(f"\"{op}\" not implemented for '{input._dtype.word}'")
+        raise NotImplementedError(f"\"{op}{'_cpu' if k == 3 else ''}\" not implemented for '{input._dtype.word}'")
     np_dtype = input._data.dtype
     plan = []
     for i in range(k):

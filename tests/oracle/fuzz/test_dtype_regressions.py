@@ -253,3 +253,16 @@ def test_interpolate_half_types_round_once(dtype, atol, mode, size):
     def grad_only(lib):
         return fn(lib)[1]
     check(grad_only, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool"])
+@pytest.mark.parametrize("shape", [(1, 3, 4, 4), (2, 3, 4), (1, 2, 3, 4, 4)])
+def test_interpolate_of_integer_tensors(dtype, shape):
+    """uint8 takes torch's nearest kernels (a gather); other integer types are refused with the kernel torch
+    picks (the channels-last one for a 4-d input); area mode's 3-d adaptive pool names its _cpu kernel."""
+    modes = ["nearest", "nearest-exact", "area"] + (["bicubic"] if len(shape) == 4 and dtype != "uint8" else []) + \
+        ([{3: "linear", 4: "bilinear", 5: "trilinear"}[len(shape)]] if dtype != "uint8" or len(shape) != 4 else [])
+    for mode in modes:
+        for kw in ({"scale_factor": 2}, {"size": (3,) * (len(shape) - 2)}):
+            _same_outcome(lambda lib: lib.nn.functional.interpolate(
+                lib.arange(int(np.prod(shape))).reshape(shape).to(getattr(lib, dtype)), mode=mode, **kw))

@@ -187,7 +187,8 @@ def check_scalar_fits(value, d):
     setitem): NaN, an infinity or an out-of-range number for an integer type, or a finite number beyond a
     float type's range, raises (inf and NaN fit every float type; anything fits bool). Returns the number as
     the tensor stores it (-2 is 254 in uint8, as C++ converts), which NumPy takes without an OverflowError."""
-    if d is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (builtins.int, builtins.float, np.number)):
+    if d is bool_ or isinstance(value, (bool, np.bool_)) or \
+            not isinstance(value, (builtins.int, builtins.float, np.number)):
         return value
     if isinstance(value, (builtins.int, np.integer)):
         fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= float_max(d)

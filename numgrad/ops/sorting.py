@@ -115,7 +115,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _lower_median(rows, skip_nan):
     """The lower median's sorted position in each row (NaNs sort last): the first NaN when not skipped."""
-    nans = np.isnan(dispatch.numpy_floats(rows)).sum(-1) if dispatch.is_float(rows.dtype) else np.zeros(rows.shape[:-1], np.int64)
+    nans = np.isnan(dispatch.numpy_floats(rows)).sum(-1) if dispatch.is_float(rows.dtype) else \
+        np.zeros(rows.shape[:-1], np.int64)
     n = rows.shape[-1]
     if skip_nan:
         return np.maximum((n - nans - 1) // 2, 0)

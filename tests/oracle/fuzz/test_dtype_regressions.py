@@ -70,7 +70,8 @@ def test_clamp_where_pow_alpha_check_their_numbers():
             check_error(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, name)).clamp(-1 if name == "int8" else 0, v))
             check_error(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, name)).clamp_min(v))
             check_error(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, name)).clamp_max(v))
-            check_error(lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=getattr(lib, name)), v))
+            check_error(lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=getattr(lib, name)),
+                                              v))
             check_error(lambda lib: lib.add(lib.tensor([1, 2], dtype=getattr(lib, name)), 1, alpha=v))
             check(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, name)) + v)
             check(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, name)) * v)
@@ -110,7 +111,8 @@ def test_clamp_with_one_tensor_bound_of_a_wider_type():
     check(lambda lib: lib.tensor([-1, 2, 70], dtype=lib.int8).clamp_(lib.tensor([-1, 2, 70000], dtype=lib.int32)))
     check(lambda lib: lib.tensor([1, 2, 3], dtype=lib.int8).clamp(None, lib.tensor([-200, 7, 0], dtype=lib.int16)))
     check(lambda lib, t: lib.clamp(lib.tensor([1, 5, 9]), min=t), np.array([2., 3., 4.], np.float32))
-    check(lambda lib, t: lib.clamp(lib.tensor([1, 5, 9], dtype=lib.int8), max=t * 100), np.array([2., 3., 4.], np.float32))
+    check(lambda lib, t: lib.clamp(lib.tensor([1, 5, 9], dtype=lib.int8), max=t * 100),
+          np.array([2., 3., 4.], np.float32))
 
 
 @pytest.mark.parametrize("value", [-1.9488348960876465, 300, -2, np.nan])

@@ -141,7 +141,7 @@ def _check_cast(result, target, c_names=False):
 
 
 def _check_cast_dtype(dtype, target, c_names=False):
-    if not np.can_cast(dtype.np, target._dtype.np, casting="same_kind") and dtype is not dtypes.bool_:
+    if not dtypes.can_cast(dtype, target._dtype):
         to = target._dtype.c_name if c_names else target._dtype.word
         raise RuntimeError(f"result type {dtype.word} can't be cast to the desired output type {to}")
 

@@ -114,6 +114,12 @@ def _category(d):
     return 2 if d.is_floating_point else (0 if d is bool_ else 1)
 
 
+def can_cast(source, target):
+    """torch.can_cast: a result may be written into a tensor of its category or a higher one (int16 into
+    uint8 wraps), never a float into an integer type nor a number into bool."""
+    return _category(source) <= _category(target)
+
+
 def promote_types(a, b):
     """torch.promote_types: the higher category wins; within one, the wider type; uint8 with int8 is int16 and
     float16 with bfloat16 is float32 (neither holds the other's values)."""
@@ -179,20 +185,24 @@ def int_fits(value, d):
 def check_scalar_fits(value, d):
     """torch's check on a Python number stored into a tensor of dtype `d` (fill_, full, masked_fill,
     setitem): NaN, an infinity or an out-of-range number for an integer type, or a finite number beyond a
-    float type's range, raises (inf and NaN fit every float type; anything fits bool)."""
-    if d is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (builtins.int, builtins.float, np.number)):
-        return
+    float type's range, raises (inf and NaN fit every float type; anything fits bool). Returns the number as
+    the tensor stores it (-2 is 254 in uint8, as C++ converts), which NumPy takes without an OverflowError."""
+    if d is bool_ or isinstance(value, (bool, np.bool_)) or \
+            not isinstance(value, (builtins.int, builtins.float, np.number)):
+        return value
     if isinstance(value, (builtins.int, np.integer)):
-        fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= _float_max(d)
+        fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= float_max(d)
     elif d.is_floating_point:
-        fits = not math.isfinite(value) or abs(value) <= _float_max(d)
+        fits = not math.isfinite(value) or abs(value) <= float_max(d)
     else:
         fits = int_fits(value, d)
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {_STORAGE_NAME[d.name]} without overflow")
+    return wrap_scalar(value, d)
 
 
-def _float_max(d):
+def float_max(d):
+    """The largest finite value of float dtype `d` (bfloat16 too, which np.finfo does not know)."""
     return builtins.float(ml_dtypes.finfo(d.np).max)
 
 
@@ -202,7 +212,7 @@ def wrap_scalar(value, d):
     if isinstance(value, (builtins.bool, np.bool_)) or not d.is_narrow:
         return value
     if d.is_floating_point:
-        return builtins.float(np.asarray(value, np.float64).astype(d.np))
+        return builtins.float(cast(np.asarray(value, np.float64), d))
     return builtins.int(np.asarray(builtins.int(value) & (2 ** 64 - 1), np.uint64).astype(d.np))
 
 

@@ -39,6 +39,19 @@ def widened(arr):
     return arr if wide is None else arr.astype(wide)
 
 
+def is_float(np_dtype):
+    """Whether a NumPy dtype holds floats (NumPy's kind of ml_dtypes' bfloat16 is 'V')."""
+    return kernel_dtype(np_dtype).kind == "f"
+
+
+def numpy_floats(arr):
+    """arr, a bfloat16 one as float32 (exact): NumPy's sorts, unique and accumulating max misread its NaNs."""
+    return arr.astype(np.float32) if arr.dtype == BFLOAT16 else arr
+
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
 def kernel_dtype(np_dtype):
     """The type a kernel computes values of `np_dtype` in."""
     np_dtype = np.dtype(np_dtype)

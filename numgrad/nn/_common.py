@@ -33,3 +33,9 @@ def pair(value, name="value"):
     if len(value) == 1:
         return (value[0], value[0])
     return value
+
+
+def refuse_dtype(kernel, input, accepted):
+    """torch's NotImplementedError from a CPU kernel's dtype dispatch, when input's dtype is not `accepted`."""
+    if not accepted(input._dtype):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")

@@ -15,7 +15,7 @@ from ..node import record
 from ..ops import join
 from ..ops import autocast
 from ..ops.indexing import gather
-from ._common import constant, new_tensor, wants
+from ._common import constant, new_tensor, refuse_dtype, wants
 
 
 def _im2col_backward(node, g):
@@ -241,6 +241,17 @@ def _check_mkldnn(input, weight, dilation, kernel):
 
 @autocast.lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+def _refuse_kernel_dtype(input, dilation, k):
+    """The dtypes of the CPU kernel torch picks: the dilated one takes floating types and long, slow_conv2d and
+    slow_conv3d anything but bool; an empty input runs none."""
+    if k == 1 or not input.numel():
+        return
+    if any(d != 1 for d in dilation):
+        refuse_dtype("slow_conv_dilated<>", input, lambda d: d.is_floating_point or d.name == "int64")
+    else:
+        refuse_dtype("slow_conv2d_cpu" if k == 2 else "compute_columns3d", input, lambda d: d.name != "bool")
+
+
 def convolution(input, weight, bias, stride, padding, dilation, groups, k):
     """conv1d, conv2d and conv3d: one im2col product per group (ConvolutionBackward0)."""
     op = f"conv{k}d"
@@ -261,6 +272,7 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, k):
                   "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
         input = _pad_after(input, extra)
     stride, padding, dilation = _check_conv(input, weight, bias, stride, padding, dilation, groups)
+    _refuse_kernel_dtype(input, dilation, k)
     geo = geometry(input.shape, weight.shape[2:], stride, padding, dilation)
     # one recorded call: numgrad.compile replays it on new values
     out, cols = dispatch.numpy_op(window.conv_arrays, spatial(input._data, geo), weight._data,

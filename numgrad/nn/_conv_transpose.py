@@ -9,7 +9,7 @@ import numpy as np
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
-from ._common import new_tensor, wants
+from ._common import new_tensor, refuse_dtype, wants
 from ._conv import _expand, _grouped, check_common, geometry, im2col, op_ints
 
 _AXES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
@@ -89,6 +89,8 @@ def conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, viewed))}). Calculated output size "
                            f"per channel: ({' x '.join(map(str, ([1] if k == 1 else []) + outs))}). Output size is too "
                            "small")
+    if k > 1 and input.numel():  # torch's slow transposed kernels (an empty input runs none): floating types, long
+        refuse_dtype(f"slow_conv_transpose{k}d_out_cpu", input, lambda d: d.is_floating_point or d.name == "int64")
     out_channels = weight.shape[1] * groups
     shape = (input.shape[0], out_channels, *outs)
     geo = geometry(shape, kernel, stride, padding, dilation, sizes)

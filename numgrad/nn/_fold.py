@@ -6,7 +6,7 @@ import numpy as np
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
-from ._common import new_tensor
+from ._common import new_tensor, refuse_dtype
 
 
 def _pair(value):
@@ -53,6 +53,10 @@ def _fold(cols, geo, batched):
     return out
 
 
+def _im2col_types(d):
+    return d.is_floating_point or d.name == "bool"  # torch's im2col/col2im: floating types and bool
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     kernel, dilation, padding, stride = (_pair(v) for v in (kernel_size, dilation, padding, stride))
     dispatch.require_host("unfold", input._data)
@@ -72,6 +76,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, {padding[1]}), calculated "
                            f"shape of the array of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components "
                            "must be at least one.")
+    refuse_dtype("im2col_out_cpu", input, _im2col_types)
     batched = input.dim() == 4
     n = shape[0] if batched else 1
     geo = window.Geometry((n, shape[-3], h, w), kernel, stride, padding, dilation)
@@ -106,6 +111,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if min(blocks) < 1:
         raise RuntimeError(words + f"calculated shape of the array of sliding blocks as ({blocks[0]}, {blocks[1]}), "
                            "which is invalid.")
+    refuse_dtype("col2im_out_cpu", input, _im2col_types)
     batched = input.dim() == 3
     n = shape[0] if batched else 1
     geo = window.Geometry((n, planes // (kernel[0] * kernel[1]), *out_hw), kernel, stride, padding, dilation)

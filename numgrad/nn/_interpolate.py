@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from ..kernels import dispatch
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._resample import Taps, resample
 
@@ -129,6 +130,22 @@ def _check_sizes(sizes, outs):
     raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({given}) output ({wanted})")
 
 
+def _check_dtype(input, mode, k):
+    """torch's kernels take floating types, and uint8 for nearest (a gather); an integer 4-d input is refused by
+    the channels-last kernel torch picks for it. (torch's uint8 bilinear and bicubic, fixed-point kernels of
+    their own, are not implemented here.)"""
+    if input._dtype.is_floating_point or (input._dtype.name == "uint8" and mode.startswith("nearest")):
+        return
+    nearest = mode.startswith("nearest")
+    if input._dtype.name == "uint8" and k == 2:
+        raise NotImplementedError(f"numgrad: interpolate(mode='{mode}') of a uint8 tensor is not implemented")
+    if k == 2 and mode != "bicubic":
+        kernel = f"upsample_{'nearest' if nearest else 'bilinear'}2d_channels_last"
+    else:
+        kernel = "compute_indices_weights_" + ("nearest" if nearest else "cubic" if mode == "bicubic" else "linear")
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
+
+
 def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=False):
     k = input.dim() - 2
     sizes = list(input.shape[2:])
@@ -136,10 +153,8 @@ def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=
         int(n * s) for n, s in zip(sizes, scale_factors)]  # C++'s conversion of size * scale: toward zero
     _check_sizes(sizes, outs)
     scales = list(scale_factors) if scale_factors is not None else [None] * k
-    if not input._dtype.is_floating_point:
-        kind = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(mode, "linear")
-        raise NotImplementedError(f"\"compute_indices_weights_{kind}\" not implemented for '{input._dtype.word}'")
-    dt = input._data.dtype
+    _check_dtype(input, mode, k)
+    dt = dispatch.kernel_dtype(input._data.dtype)  # a half type's weights in float32 (torch's opmath)
     plan = []
     for i in range(k):  # the last dim first: torch sums each row before it weighs the rows
         d = k - 1 - i

@@ -52,15 +52,9 @@ def _constant_backward(node, g):
 
 
 def _fill_value(value, dtype, pad):
-    if dtype is dtypes.bool_:
-        return bool(value)
-    if dtype.is_floating_point:
-        return value
-    if not np.isfinite(value):
-        if any(p > 0 for p in pad):  # torch converts the value only when it pads
-            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
-        return 0
-    return int(value)  # C++'s conversion: toward zero
+    if any(p > 0 for p in pad):  # torch converts the value only when it pads
+        return dtypes.check_scalar_fits(value, dtype)
+    return 0
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -201,7 +195,7 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in _MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "constant":
-        return constant_pad_nd(input, pad, 0 if value is None else value)
+        return constant_pad_nd(input, pad, 0.0 if value is None else float(value))  # F.pad's value is a double
     if value is not None and value != 0:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     k = len(pad) // 2

@@ -48,11 +48,18 @@ def _gather_axis(x, taps, axis):
     return total
 
 
-def gather_array(x, plan):
+def _opmath(arr, wide):
+    """arr as the resampling computes in: a half type in float32 where `wide` (torch's upsample kernels round
+    once, at the end), else as it is."""
+    return dispatch.widened(arr) if wide and arr.dtype.kind not in "iub" else arr
+
+
+def gather_array(x, plan, wide=False):
     """`x` resampled along each (axis, Taps) of `plan`, in order."""
+    stored, x = x.dtype, _opmath(x, wide)
     for axis, taps in plan:
         x = _gather_axis(x, taps, axis)
-    return np.ascontiguousarray(x)
+    return np.ascontiguousarray(x.astype(stored, copy=False))
 
 
 def _scatter_axis(g, taps, axis):
@@ -69,11 +76,12 @@ def _scatter_axis(g, taps, axis):
     return np.moveaxis(out, -1, axis)
 
 
-def scatter_array(g, plan):
+def scatter_array(g, plan, wide=False):
     """The adjoint of gather_array: each output value added back to the input positions it read."""
+    stored, g = g.dtype, _opmath(g, wide)
     for axis, taps in reversed(plan):
         g = _scatter_axis(g, taps, axis)
-    return np.ascontiguousarray(g)
+    return np.ascontiguousarray(g.astype(stored, copy=False))
 
 
 def _resample_backward(node, g):
@@ -88,14 +96,14 @@ def resample(x, plan, name):
     """`x` resampled by `plan` ((axis, Taps) pairs), recorded as node `name` (torch's, e.g.
     UpsampleBilinear2DBackward0)."""
     dispatch.require_host(name[:name.index("Backward")], x._data)
-    out = new_tensor(dispatch.numpy_op(gather_array, x._data, plan), x._dtype)
+    out = new_tensor(dispatch.numpy_op(gather_array, x._data, plan, name.startswith("Upsample")), x._dtype)
     record(name, _resample_backward, [x], [out], {"plan": plan, "name": name})
     return out
 
 
 def adjoint(g, plan, name):
     """The backward of resample(., plan, name): itself differentiable, so create_graph works through it."""
-    out = new_tensor(dispatch.numpy_op(scatter_array, g._data, plan), g._dtype)
+    out = new_tensor(dispatch.numpy_op(scatter_array, g._data, plan, name.startswith("Upsample")), g._dtype)
     record(name.replace("Backward0", "BackwardBackward0"), _adjoint_backward, [g], [out],
            {"plan": plan, "name": name})
     return out

@@ -146,7 +146,7 @@ def from_numpy(array):
 
 def _filled(shape, value, d, device, requires_grad):
     """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
-    dtypes.check_scalar_fits(value, d)
+    value = dtypes.check_scalar_fits(value, d)
     return _wrap(dispatch.full_on(shape, value, d.np, as_device(device)), d, device, requires_grad)
 
 
@@ -168,6 +168,8 @@ empty = _factory(0, "empty")  # zero-filled: uninitialised memory would make res
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
+    if isinstance(fill_value, TensorBase) and not fill_value._shape:  # torch reads a 0-d tensor as its number
+        fill_value = fill_value.item()
     return _filled(_size((size,)), fill_value, d, device, requires_grad)
 
 

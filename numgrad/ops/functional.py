@@ -94,6 +94,15 @@ def _numbers(input, other):
     return input
 
 
+def _check_converted(name, args, numbers):
+    """torch converts these numbers to the op's dtype with c10's overflow check (clamp's bounds, pow's exponent,
+    add's alpha, where's values), though a number operand of add or mul is cast unchecked (300 wraps in uint8)."""
+    d = compute_dtype(name, *args)
+    for v in numbers:
+        if _scalar(v):
+            dtypes.check_scalar_fits(v, d)
+
+
 def _times_alpha(name, input, other, alpha):
     """`other` scaled by add's or sub's alpha as torch applies it: alpha takes the result's type (a bool
     result sees bool(alpha)); a float alpha for an integer result and a bool alpha for a non-bool one are
@@ -106,6 +115,8 @@ def _times_alpha(name, input, other, alpha):
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif isinstance(alpha, float) and not compute.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    else:
+        dtypes.check_scalar_fits(alpha, compute)
     if compute is bool_:  # alpha is True or False: other itself, or nothing added
         return other if alpha else (False if _scalar(other) else mul(other, False))
     return other * alpha  # a number times a number stays a number; a tensor goes through mul
@@ -227,7 +238,10 @@ def pow(input, exponent):
     if _scalar(exponent):
         if not input.dtype.is_floating_point and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return apply("pow_bool" if isinstance(exponent, (bool, np.bool_)) else "pow", input, exponent)
+        if isinstance(exponent, (bool, np.bool_)):
+            return apply("pow_bool", input, exponent)
+        _check_converted("pow", (input, exponent), (exponent,))
+        return apply("pow", input, exponent)
     return apply("pow_tensor", input, exponent)
 
 
@@ -260,16 +274,21 @@ def clamp(input, min=None, max=None):
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         if input.dtype is bool_ and (min is None or max is None):  # torch's clamp_min/max(Tensor): maximum's kernel
             return apply("maximum", input, min) if max is None else apply("minimum", input, max)
-        low, high = (-np.inf, np.inf) if input.dtype.is_floating_point else (
-            (False, True) if input.dtype is bool_ else
-            (int(np.iinfo(input.dtype.np).min), int(np.iinfo(input.dtype.np).max)))
-        lo = min if min is not None else creation.full_like(input, low)
-        hi = max if max is not None else creation.full_like(input, high)
+        # the missing bound is the limit of the type clamp computes in (an int8 input with a uint8 bound of 200
+        # computes in int16, where 200 is not capped at 127)
+        d = compute_dtype("clamp_tensor", input, *(b for b in (min, max) if b is not None))
+        low, high = (-np.inf, np.inf) if d.is_floating_point else (
+            (False, True) if d is bool_ else (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)))
+        lo = min if min is not None else creation.full_like(input, low, dtype=d)
+        hi = max if max is not None else creation.full_like(input, high, dtype=d)
         return apply("clamp_tensor", input, lo, hi)
     if min is None:
+        _check_converted("clamp_max", (input, max), (max,))
         return apply("clamp_max", input, max)
     if max is None:
+        _check_converted("clamp_min", (input, min), (min,))
         return apply("clamp_min", input, min)
+    _check_converted("clamp", (input, min, max), (min, max))
     return apply("clamp", input, min, max)
 
 
@@ -283,6 +302,7 @@ def clamp_min(input, min):
             return clamp(input, min=min)
         return apply("clamp_min_tensor", input, min)  # ClampMinBackward1, as torch's clamp_min.Tensor
     _tensor_arg("clamp_min", input, 1, "input")
+    _check_converted("clamp_min_fn", (input, min), (min,))
     return apply("clamp_min_fn", input, min)  # ClampMinBackward0, as torch.clamp_min (clamp(min=) is ClampBackward1)
 
 
@@ -292,6 +312,7 @@ def clamp_max(input, max):
             return clamp(input, max=max)
         return apply("clamp_max_tensor", input, max)  # ClampMaxBackward1, as torch's clamp_max.Tensor
     _tensor_arg("clamp_max", input, 1, "input")
+    _check_converted("clamp_max_fn", (input, max), (max,))
     return apply("clamp_max_fn", input, max)
 
 
@@ -320,6 +341,9 @@ def where(condition, input=None, other=None):
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.word}")
+    result = compute_dtype("where", condition, input, other)
+    if not (result.is_narrow and result.is_floating_point):  # torch leaves a number for a half result unchecked
+        _check_converted("where", (condition, input, other), (input, other))
     return apply("where", condition, input, other)
 
 

@@ -331,6 +331,14 @@ def _single_mask(key):
     return len(tensors) == 1 and isinstance(tensors[0], TensorBase) and tensors[0]._dtype is dtypes.bool_
 
 
+def _masked_fill_value(t, value):
+    """masked_fill_'s reading of a one-element value of another dtype: its number must fit t's dtype (c10's
+    overflow check, as for a Python number), then it is cast."""
+    dtypes.check_scalar_fits(value.item(), t._dtype)
+    with no_grad():
+        return value.to(t._dtype)
+
+
 def setitem(t, key, value):
     if not isinstance(value, TensorBase):  # torch makes a number a tensor of t's dtype first (valueToTensor)
         _check_setitem_number(t, value)
@@ -341,8 +349,7 @@ def setitem(t, key, value):
     as_masked_fill = isinstance(value, TensorBase) and math.prod(value._shape) == 1 and _single_mask(key)
     source = value  # the graph's input: the value before masked_fill_'s cast (torch's index_put_ records it)
     if as_masked_fill and value._dtype is not t._dtype:
-        with no_grad():
-            value = value.to(t._dtype)
+        value = _masked_fill_value(t, value)
     elif key is True and isinstance(value, TensorBase) and value._dtype is not t._dtype:
         target = (1, *t._shape)
         if value._data.ndim and tuple(value._shape) != target:  # torch expands the value as it is: its error
@@ -386,8 +393,7 @@ def index_put_(t, indices, values, accumulate=False):
     masked_fill = not accumulate and math.prod(values._shape) == 1 and _single_mask(tuple(indices))
     source = values
     if masked_fill and values._dtype is not t._dtype:
-        with no_grad():
-            values = values.to(t._dtype)
+        values = _masked_fill_value(t, values)
     return _put(t, basic, adv, values, accumulate, "IndexPutBackward0", tensors, masked_fill, source, direct=True)
 
 
@@ -409,7 +415,7 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
         check_inplace()
     mismatch = None  # torch checks the value's shape against the indexed region before the dtypes
     if not isinstance(value, TensorBase):
-        dtypes.check_scalar_fits(value, t._dtype)
+        value = dtypes.check_scalar_fits(value, t._dtype)
         value = TensorBase._make(device_index.like_device(np.asarray(value, dtype=t._dtype.np), t._data), t._dtype)
     elif adv is not None and value._dtype is not t._dtype:
         mismatch = RuntimeError(f"Index put requires the source and destination dtypes match, got {t._dtype.word} "
@@ -867,7 +873,7 @@ def _scatter(op, t, dim, index, src, add, bounds=True, target=None):
     if target is None:
         _check_index_bounds(op, t1, d, index1, src1, bounds)
     if not is_tensor and index1._data.size:  # NaN or an infinity into an integer tensor, if the kernel runs
-        dtypes.check_scalar_fits(src, t._dtype)
+        src = dtypes.check_scalar_fits(src, t._dtype)
     if target is not None:  # in place: torch refuses any memory shared with index or src after the shape checks,
         target._check_overlap((index, src), full=True)  # before the kernel's bounds check
         _check_index_bounds(op, t1, d, index1, src1, bounds, into_self=True)

@@ -96,7 +96,7 @@ def _logcumsumexp_backward(node, g):
     x, out, d = node.saved("self"), node.saved("result"), node.saved("dim")
     if g.dim() == 0 or g.numel() == 0:
         return (g,)
-    lowest = float(np.finfo(g._dtype.np).min)  # torch's scale trick, with the signs of g apart
+    lowest = -dtypes.float_max(g._dtype)  # torch's scale trick, with the signs of g apart
     log_abs = g.abs().log()
     positive = apply("where", g > 0, log_abs, lowest)
     negative = apply("where", g < 0, log_abs, lowest)
@@ -120,10 +120,11 @@ def logcumsumexp(input, dim):
 def _running_extreme(data, axis, largest):
     """(values, indices) of the running max or min along `axis`, as torch's loop: an element at least as large
     (small) as the best so far takes its place, so ties take the later index, and a NaN wins (then each later NaN)."""
-    best = (np.maximum if largest else np.minimum).accumulate(data, axis=axis)
-    at = data == best
-    if data.dtype.kind == "f":
-        at |= np.isnan(data) & np.isnan(best)
+    wide = dispatch.numpy_floats(data)
+    best = (np.maximum if largest else np.minimum).accumulate(wide, axis=axis)
+    at = wide == best
+    if dispatch.is_float(data.dtype):
+        at |= np.isnan(wide) & np.isnan(best)
     positions = np.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - 1 - axis))
     indices = np.maximum.accumulate(np.where(at, positions, -1), axis=axis).astype(np.int64)
     return np.take_along_axis(data, indices, axis), indices  # the chosen elements: a later 0.0 over -0.0

@@ -25,7 +25,7 @@ def _identity(reduce, np_dtype):
         return 1
     if np_dtype.kind == "b":
         lowest, highest = False, True
-    elif np_dtype.kind == "f":
+    elif dispatch.is_float(np_dtype):
         lowest, highest = -np.inf, np.inf
     else:
         lowest, highest = np.iinfo(np_dtype).min, np.iinfo(np_dtype).max
@@ -49,7 +49,7 @@ def _scatter_reduce_array(data, index, dim, src, reduce, include_self):
         count = np.full(data.shape, 1 if include_self else 0, np.int64)
         np.add.at(count, where, 1)
         count = np.maximum(count, 1)
-        out = out / count if data.dtype.kind == "f" else np.floor_divide(out, count)
+        out = out / count if dispatch.is_float(data.dtype) else np.floor_divide(out, count)
     return out.astype(data.dtype)
 
 

@@ -24,6 +24,7 @@ def _host(op, *tensors):
 
 def _sorted_order(data, axis, descending):
     """Indices sorting `data` along `axis`, NaN as the largest value, equal values in their original order."""
+    data = dispatch.numpy_floats(data)
     if not descending:
         return np.argsort(data, axis=axis, kind="stable")
     n = data.shape[axis]
@@ -114,7 +115,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _lower_median(rows, skip_nan):
     """The lower median's sorted position in each row (NaNs sort last): the first NaN when not skipped."""
-    nans = np.isnan(rows).sum(-1) if rows.dtype.kind == "f" else np.zeros(rows.shape[:-1], np.int64)
+    nans = np.isnan(dispatch.numpy_floats(rows)).sum(-1) if dispatch.is_float(rows.dtype) else \
+        np.zeros(rows.shape[:-1], np.int64)
     n = rows.shape[-1]
     if skip_nan:
         return np.maximum((n - nans - 1) // 2, 0)
@@ -135,9 +137,9 @@ def _median(op, input, dim, keepdim, skip_nan):
         (data,) = _host(op, input)
         flat = data.reshape(-1)
         if flat.size == 0:  # NaN, which an integer result holds as its lowest value (torch's cast)
-            value = np.asarray(np.nan if data.dtype.kind == "f" else np.iinfo(data.dtype).min, data.dtype)
+            value = np.asarray(np.nan if dispatch.is_float(data.dtype) else np.iinfo(data.dtype).min, data.dtype)
         else:
-            ranked = np.sort(flat, kind="stable")
+            ranked = np.sort(dispatch.numpy_floats(flat), kind="stable").astype(data.dtype)
             value = ranked[_lower_median(ranked, skip_nan)]
         out = TensorBase._make(np.asarray(value, data.dtype), input._dtype)
         record("NanmedianBackward0" if skip_nan else "MedianBackward0", _evenly_backward, [input], [out],
@@ -159,7 +161,7 @@ def _mode_rows(rows):
     """The most frequent value of each row (the smallest among equally frequent ones) and its last index."""
     values, where = np.empty(rows.shape[:-1], rows.dtype), np.empty(rows.shape[:-1], np.int64)
     for i in np.ndindex(rows.shape[:-1]):
-        order = np.argsort(rows[i], kind="stable")
+        order = np.argsort(dispatch.numpy_floats(rows[i]), kind="stable")
         ranked = rows[i][order]
         new_run = np.ones(len(ranked), bool)
         new_run[1:] = ranked[1:] != ranked[:-1]  # a NaN is a run of its own, as torch counts it
@@ -207,11 +209,15 @@ def _unique_result(input, node, backward, out, inverse, counts, return_inverse, 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     (data,) = _host("unique", input)
     if dim is None:
-        out, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+        out, inverse, counts = np.unique(dispatch.numpy_floats(data.reshape(-1)), return_inverse=True,
+                                         return_counts=True, equal_nan=False)
+        out = out.astype(data.dtype)
         return _unique_result(input, "Unique2Backward0", _UNIQUE2, out, inverse.reshape(data.shape), counts,
                               return_inverse, return_counts)
     d = wrap_dim(dim, data.ndim)
-    out, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=d, equal_nan=False)
+    out, inverse, counts = np.unique(dispatch.numpy_floats(data), return_inverse=True, return_counts=True, axis=d,
+                                     equal_nan=False)
+    out = out.astype(data.dtype)
     return _unique_result(input, "UniqueDimBackward0", _UNIQUE_DIM, out, inverse.reshape(-1), counts,
                           return_inverse, return_counts)
 
@@ -302,8 +308,9 @@ def _histogram(data, bins, lo, hi):
 
 def histc(input, bins=100, min=0, max=0):
     (data,) = _host("histc", input)
-    if not input._dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input._dtype.word}'")
+    if not input._dtype.is_floating_point:  # (torch makes a bool input's bin edges first)
+        kernel = "linspace_cpu" if input._dtype is dtypes.bool_ else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)

@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from ..._core.device import CPU, CUDA0, device
-from ..arrays import WIDER, kernel_dtype, on_gpu, widened
+from ..arrays import WIDER, is_float, kernel_dtype, numpy_floats, on_gpu, widened
 from ..cpu import checksum as cpu_checksum
 from ..cpu import kernels as cpu_kernels
 from ..cpu import pool as cpu_pool

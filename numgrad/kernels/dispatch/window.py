@@ -10,6 +10,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..arrays import is_float
 from ..cpu import window
 
 
@@ -220,7 +221,7 @@ unpool_array.prepare = _prepare_unpool
 
 def _lowest(dtype):
     """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if is_float(dtype) else np.iinfo(dtype).min
 
 
 def max_pool_arrays(x, geo):

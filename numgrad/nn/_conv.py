@@ -239,8 +239,6 @@ def _check_mkldnn(input, weight, dilation, kernel):
                            "diagnostic information.")
 
 
-@autocast.lower_precision
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _refuse_kernel_dtype(input, dilation, k):
     """The dtypes of the CPU kernel torch picks: the dilated one takes floating types and long, slow_conv2d and
     slow_conv3d anything but bool; an empty input runs none."""
@@ -252,6 +250,8 @@ def _refuse_kernel_dtype(input, dilation, k):
         refuse_dtype("slow_conv2d_cpu" if k == 2 else "compute_columns3d", input, lambda d: d.name != "bool")
 
 
+@autocast.lower_precision
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def convolution(input, weight, bias, stride, padding, dilation, groups, k):
     """conv1d, conv2d and conv3d: one im2col product per group (ConvolutionBackward0)."""
     op = f"conv{k}d"

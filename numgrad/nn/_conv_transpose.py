@@ -9,6 +9,7 @@ import numpy as np
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
+from ..ops import autocast
 from ._common import new_tensor, refuse_dtype, wants
 from ._conv import _expand, _grouped, check_common, geometry, im2col, op_ints
 
@@ -59,6 +60,7 @@ def _check(input, weight, bias, stride, padding, output_padding, groups, dilatio
     return stride, padding, output_padding, dilation
 
 
+@autocast.lower_precision
 @np.errstate(all="ignore")
 def conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, k):
     op = f"conv_transpose{k}d"

@@ -119,7 +119,7 @@ def _shuffle_array(x, r):
     blocks = x.reshape(*lead, c // (r * r), r, r, h, w)
     k = len(lead)
     order = list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2]
-    return np.ascontiguousarray(blocks.transpose(order)).reshape(*lead, c // (r * r), h * r, w * r)
+    return blocks.transpose(order).copy().reshape(*lead, c // (r * r), h * r, w * r)  # a copy even for r == 1, as torch
 
 
 def _unshuffle_array(x, r):
@@ -127,7 +127,7 @@ def _unshuffle_array(x, r):
     blocks = x.reshape(*lead, c, h // r, r, w // r, r)
     k = len(lead)
     order = list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3]
-    return np.ascontiguousarray(blocks.transpose(order)).reshape(*lead, c * r * r, h // r, w // r)
+    return blocks.transpose(order).copy().reshape(*lead, c * r * r, h // r, w // r)  # a copy even for r == 1, as torch
 
 
 def _checked_gradient(node, grad):

@@ -205,7 +205,7 @@ def unpool_array(g, idx, plane, overlapping):
         offsets = (np.arange(rows) * plane)[:, None]
         return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
     data = np.zeros((rows, plane), gd.dtype)
-    np.put_along_axis(data, idx, gd, axis=1)
+    np.put_along_axis(data, idx, gd + gd.dtype.type(0), axis=1)  # added onto zeros, as torch: -0.0 lands as +0.0
     return data
 
 

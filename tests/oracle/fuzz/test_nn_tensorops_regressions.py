@@ -1,0 +1,101 @@
+"""Regression tests for what the long fuzz found in the nn ops and tensor ops: each the shrunk program (or its root
+cause's family) against torch, numgrad fused and unfused; the docstring says what went wrong. Signs of zero are
+compared through 1/x or rsqrt, as the fuzz saw them (an allclose takes -0.0 for +0.0)."""
+import numpy as np
+import pytest
+
+from .test_regressions import _grad_of, same
+
+
+def _negative_zeros(lib, *shape):
+    return lib.tensor(np.full(shape, -0.0, np.float32))
+
+
+@pytest.mark.parametrize("op", ["pixel_shuffle", "pixel_unshuffle"])
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_pixel_shuffle_by_one_is_a_new_tensor(op, dtype):
+    """pixel_shuffle/pixel_unshuffle by a factor of 1 returned a view of their input (NumPy's reshape and
+    ascontiguousarray of a contiguous array copy nothing), so a later in-place write showed through; torch's result
+    is a new tensor (the bool program: 6 of 8 values differed)."""
+    def program(lib):
+        v3 = lib.tensor(np.arange(8).reshape(2, 1, 2, 2) % 3 == 0) if dtype == "bool" else \
+            lib.arange(8.).reshape(2, 1, 2, 2)
+        v4 = getattr(lib, op)(v3, 1)
+        v3.index_put_((lib.tensor([0, 1]),), lib.tensor(True if dtype == "bool" else 5.0))
+        return v4, v3
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.adaptive_avg_pool1d(x, 3), lambda lib, x: lib.adaptive_avg_pool1d(x, 5),
+    lambda lib, x: lib.adaptive_avg_pool1d(x, 7), lambda lib, x: lib.avg_pool1d(x, 2),
+    lambda lib, x: lib.avg_pool1d(x, 3, 2, 1), lambda lib, x: lib.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
+    lambda lib, x: lib.nn.functional.avg_pool2d(x.unsqueeze(-1).expand(1, 2, 6, 4), 3, 1, 1),
+    lambda lib, x: lib.nn.functional.avg_pool2d(x.unsqueeze(-1).expand(1, 2, 6, 4), 2, divisor_override=3),
+    lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x.unsqueeze(-1).expand(1, 2, 6, 4), (4, 3)),
+    lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x.reshape(1, 1, 2, 2, 3), 2),
+    lambda lib, x: lib.nn.functional.avg_pool3d(x.reshape(1, 1, 2, 2, 3), 2, 1, 1),
+    lambda lib, x: lib.nn.functional.interpolate(x, size=4, mode="area"),
+])
+def test_average_pools_of_negative_zeros_are_positive_zero(call):
+    """`v2 = torch.adaptive_avg_pool1d(v1, 3); v3 = v2.rsqrt()` gave -inf where torch gives inf: torch's average
+    pools sum each window from +0.0 before they divide, so a window of -0.0 (and one wholly in the padding)
+    averages to +0.0; numgrad summed weighted taps from the first one, and its masked taps added +0.0."""
+    same(lambda lib: call(lib, _negative_zeros(lib, 1, 2, 6)).rsqrt())
+
+
+def test_antialiased_interpolation_keeps_a_negative_zero():
+    """Antialiased interpolation's taps past a window's end were masked to +0.0, turning a -0.0 sum into +0.0;
+    torch's sum starts from the first tap, so -0.0 stays."""
+    same(lambda lib: lib.nn.functional.interpolate(_negative_zeros(lib, 1, 2, 5, 4), size=(3, 2), mode="bilinear",
+                                                   antialias=True).rsqrt())
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.max_pool1d(x, 2), lambda lib, x: lib.adaptive_avg_pool1d(x, 3),
+    lambda lib, x: lib.avg_pool1d(x, 2), lambda lib, x: lib.nn.functional.interpolate(x, size=7, mode="linear"),
+    lambda lib, x: lib.nn.functional.pad(x, (2, 2), mode="reflect"),
+])
+def test_gradients_of_negative_zeros_are_added_onto_zeros(call):
+    """The backward of max pooling put each gradient value in place and that of the resampling ops (pools,
+    interpolation, reflection padding) stored its sums, so a -0.0 output gradient gave -0.0; torch's backward
+    kernels add onto a zeroed gradient, which gives +0.0."""
+    def program(lib):
+        x = lib.zeros(1, 2, 6, requires_grad=True)
+        out = call(lib, x)
+        out.backward(_negative_zeros(lib, *out.shape))
+        return x.grad.rsqrt()
+    same(program)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_multi_margin_loss_refuses_half_types(dtype):
+    """multi_margin_loss computed half and bfloat16 inputs; torch's CPU kernel is for float and double only."""
+    same(lambda lib: lib.nn.functional.multi_margin_loss(
+        lib.tensor(np.array([[0.625], [-0.084], [-1.25], [0.948]]), dtype=getattr(lib, dtype)),
+        lib.tensor([0, 0, 0, 0]), p=2, margin=1.0, reduction="mean"))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_margin_ranking_loss_of_integers_and_bools(dtype, reduction):
+    """margin_ranking_loss kept the default margin an int, so integer inputs gave an integer loss (and 'mean' of it
+    an error) where torch's margin is a double and its loss a float; with bools it negated the target before it
+    subtracted the inputs, so it named the negation where torch names the subtraction."""
+    def program(lib):
+        a, b, t = (lib.tensor(np.array(v)).to(getattr(lib, dtype)) for v in ([1, 0, 3], [2, 0, 1], [1, -1, 1]))
+        return lib.nn.functional.margin_ranking_loss(a, b, t, reduction=reduction)
+    same(program)
+
+
+@pytest.mark.parametrize("shifts", [0, 6, -3])
+def test_roll_without_dims_is_a_new_tensor(shifts):
+    """roll with no dims and a shift that moves nothing returned a view of its flattened input, so an in-place write
+    to the input showed through; torch's result is a new tensor."""
+    def program(lib):
+        x = lib.arange(6.).reshape(2, 3)
+        out = lib.roll(x, shifts)
+        x.add_(10)
+        return out
+    same(program)
+    same(_grad_of(lambda lib, x: lib.roll(x, shifts), np.arange(6.).reshape(2, 3)))

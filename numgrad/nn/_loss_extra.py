@@ -178,7 +178,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
     difference = input1 - input2  # first, as torch's C++ does: two bool inputs fail on the subtraction
     # the margin is a double in torch's signature: integer inputs give a floating loss
-    return _reduce((-target * difference + float(margin)).clamp_min(0), reduction)
+    # clamped in place, as torch does: the loss's version counter is then 1
+    return _reduce((-target * difference + float(margin)).clamp_min_(0), reduction)
 
 
 _COSINE_EPSILON = 1e-12

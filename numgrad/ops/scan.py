@@ -129,15 +129,22 @@ def _running_extreme(data, axis, largest):
     return np.take_along_axis(data, indices, axis), indices  # the chosen elements: a later 0.0 over -0.0
 
 
+def _empty_extreme_backward(node, g):
+    # torch saves self and the indices even of an empty input: an in-place change to either since is an error
+    node.saved("self"), node.saved("indices")
+    return zero_gradients(node, g)
+
+
 def _cummaxmin(op, input, dim):
     _check_dim(op, dim)
     if not input._shape and dim not in (0, -1):
         raise IndexError(f"{op}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
     if input.numel() == 0:  # torch returns an empty result before it looks at the dim
         values = TensorBase._make(input._data.copy(), input._dtype)
-        record("CummaxBackward0" if op == "cummax" else "CumminBackward0", zero_gradients, [input], [values])
-        return (CUMMAX if op == "cummax" else CUMMIN)(values, TensorBase._make(np.zeros(input._shape, np.int64),
-                                                                               dtypes.int64))
+        indices = TensorBase._make(np.zeros(input._shape, np.int64), dtypes.int64)
+        record("CummaxBackward0" if op == "cummax" else "CumminBackward0", _empty_extreme_backward, [input], [values],
+               {"self": input, "indices": indices})
+        return (CUMMAX if op == "cummax" else CUMMIN)(values, indices)
     d = wrap_dim(dim, len(input._shape))
     dispatch.require_host(op, input._data)
     if input._shape:

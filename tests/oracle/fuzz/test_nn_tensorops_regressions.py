@@ -99,3 +99,32 @@ def test_roll_without_dims_is_a_new_tensor(shifts):
         return out
     same(program)
     same(_grad_of(lambda lib, x: lib.roll(x, shifts), np.arange(6.).reshape(2, 3)))
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("modified", ["indices", "input"])
+def test_cummax_of_an_empty_input_saves_its_indices(op, modified):
+    """cummax/cummin of an empty input saved nothing for its backward, so an in-place write to the indices (or the
+    input) before backward went unnoticed; torch saves both and names the modified one."""
+    def program(lib):
+        leaf0 = lib.zeros(1, 0, requires_grad=True)
+        v2 = leaf0.log1p()
+        v3, v4 = getattr(lib, op)(v2, 1)
+        if modified == "indices":
+            v4.copy_(v2 > v2)
+        else:
+            v2.mul_(2)
+        v3.reshape((0, 3)).sum().backward()
+        return leaf0.grad
+    same(program)
+
+
+def test_margin_ranking_loss_clamps_in_place():
+    """margin_ranking_loss clamped out of place, so its 'none' loss was at version 0 where torch's (clamp_min_) is at
+    version 1: an in-place op on it and backward named the wrong versions."""
+    def program(lib):
+        leaf0 = lib.zeros(1, 3, requires_grad=True)
+        v2 = lib.nn.functional.margin_ranking_loss(leaf0 * 1, lib.ones(1, 3), lib.ones(1, 3), reduction="none")
+        v2.mul_(v2).backward(lib.ones(1, 3))
+        return leaf0.grad
+    same(program)

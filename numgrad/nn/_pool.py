@@ -428,7 +428,7 @@ def _max_unpool(input, indices, outs, k):
         raise RuntimeError(f"Found an invalid max index: {int(flat[bad][0])} (output volumes are of size "
                            f"{'x'.join(map(str, outs))})")
     shape = tuple(input.shape[:-k]) + tuple(outs)
-    return _scatter_to_input(input, constant(flat), shape, False, f"MaxUnpool{k}DBackward0")
+    return _scatter_to_input(input, constant(flat), shape, False, f"MaxUnpool{k}DBackward0", assign=True)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

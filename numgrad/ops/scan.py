@@ -31,7 +31,10 @@ def _accumulated(ufunc, data, axis, np_dtype):
     if data.ndim == 0:
         return data.astype(np_dtype)
     wide = np.float64 if np_dtype == np.float32 else np_dtype
-    return ufunc.accumulate(data.astype(wide), axis=axis).astype(np_dtype)
+    out = ufunc.accumulate(data.astype(wide), axis=axis)
+    if ufunc is not np.multiply:  # torch's sums start from 0 (and -inf), never from the first value: no -0.0
+        out += out.dtype.type(0)
+    return out.astype(np_dtype)
 
 
 def _scan(op, ufunc, t, dim, dtype, name, backward, saves=True):

@@ -128,3 +128,18 @@ def test_margin_ranking_loss_clamps_in_place():
         v2.mul_(v2).backward(lib.ones(1, 3))
         return leaf0.grad
     same(program)
+
+
+def test_max_unpool_keeps_a_negative_zero_and_max_pool_backward_does_not():
+    """max_unpool puts each value in place (a -0.0 stays -0.0) while max pooling's backward adds onto zeros (-0.0
+    gives +0.0): they share one scatter, which must do each as torch does."""
+    same(lambda lib: lib.nn.functional.max_unpool1d(_negative_zeros(lib, 1, 2, 2), lib.tensor([[[0, 3], [1, 2]]]),
+                                                    2).rsqrt())
+
+
+@pytest.mark.parametrize("op", ["cumsum", "logcumsumexp"])
+@pytest.mark.parametrize("shape", [(2, 4), ()])
+def test_running_sums_of_negative_zeros(op, shape):
+    """cumsum and logcumsumexp began each running sum from the first value, so a leading -0.0 stayed -0.0; torch's
+    start from 0 (and -inf), which gives +0.0 (a 0-d input is copied as it is)."""
+    same(lambda lib: getattr(lib, op)(_negative_zeros(lib, *shape), 0).rsqrt())

@@ -3,6 +3,7 @@ pixel_unshuffle (likewise), with torch's checks."""
 
 import numpy as np
 
+from .._core import dtypes
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
@@ -53,6 +54,12 @@ def _fold(cols, geo, batched):
     return out
 
 
+def _check_kernel_dtype(kernel, input):
+    """torch's im2col and col2im take floating types and bool, an empty batch's too."""
+    if not (input._dtype.is_floating_point or input._dtype is dtypes.bool_):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     kernel, dilation, padding, stride = (_pair(v) for v in (kernel_size, dilation, padding, stride))
     dispatch.require_host("unfold", input._data)
@@ -75,6 +82,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     batched = input.dim() == 4
     n = shape[0] if batched else 1
     geo = window.Geometry((n, shape[-3], h, w), kernel, stride, padding, dilation)
+    _check_kernel_dtype("im2col_out_cpu", input)
     return _unfold(input, geo, batched)
 
 
@@ -88,7 +96,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     _check_window(kernel, dilation, padding, stride)
     shape = input.shape
     valid = input.dim() >= 2 and shape[1] != 0 and (input.dim() < 3 or shape[2] != 0)
-    if not ((input.dim() == 2 and valid and shape[0] != 0) or (input.dim() == 3 and shape[0] != 0 and valid)):
+    if not ((input.dim() == 2 and valid and shape[0] != 0) or (input.dim() == 3 and valid)):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(shape)}")
     planes, length = shape[-2:]
@@ -109,6 +117,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     batched = input.dim() == 3
     n = shape[0] if batched else 1
     geo = window.Geometry((n, planes // (kernel[0] * kernel[1]), *out_hw), kernel, stride, padding, dilation)
+    _check_kernel_dtype("col2im_out_cpu", input)
     return _fold(input, geo, batched)
 
 

@@ -265,7 +265,7 @@ def _window_max_arrays(x, taps, outs):
     k = len(taps)
     order = [2 * d for d in range(k)] + [2 * d + 1 for d in range(k)]
     flat = flat.transpose(order).reshape(math.prod(outs), -1)
-    windows = x.reshape(x.shape[0], -1)[:, flat]
+    windows = x.reshape(x.shape[0], math.prod(sizes))[:, flat]  # (an empty batch has no -1 to infer)
     pos = windows.argmax(-1) if flat.shape[1] else np.zeros(windows.shape[:2], np.int64)
     values = np.take_along_axis(windows, pos[..., None], -1)[..., 0]
     return values.reshape(x.shape[0], *outs), flat[np.arange(flat.shape[0]), pos].reshape(x.shape[0], *outs)
@@ -280,7 +280,7 @@ def _window_max(input, taps, outs, name, overlapping):
     shape = tuple(input.shape[:-k]) + tuple(outs)
     out = new_tensor(values.reshape(shape), input._dtype)
     record(name, _window_max_backward, [input], [out],
-           {"flat_indices": constant(indices.reshape(rows, -1)), "overlapping": overlapping, "dims": k})
+           {"flat_indices": constant(indices.reshape(rows, math.prod(outs))), "overlapping": overlapping, "dims": k})
     return out, constant(indices.reshape(shape))
 
 
@@ -303,6 +303,9 @@ def _adaptive_max(input, output_size, k, return_indices):
     if any(o < 0 for o in outs):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(outs)}: "
                            f"{list(input.shape[:-k]) + outs}")
+    if not input._dtype.is_floating_point:  # torch's kernels take floating types, even for an empty batch
+        kernel = "adaptive_max_pool2d" if k == 2 else "adaptive_max_pool3d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
     taps = tuple(Taps(_adaptive_taps(n, o)[0], n) for n, o in zip(input.shape[-k:], outs))
     out, indices = _window_max(input, taps, outs, f"AdaptiveMaxPool{k}DBackward0", True)
     return (out, indices) if return_indices else out

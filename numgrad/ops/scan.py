@@ -244,4 +244,8 @@ def cross(input, other, dim=None):
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input._shape[d]} and "
                            f"{other._shape[d]}")
     broadcast_shapes(input._shape, other._shape)
+    if input._dtype is dtypes.bool_:  # torch's kernel refuses bool before it compares the dtypes
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if other._dtype is not input._dtype:  # no promotion: torch's cross wants one dtype
+        raise RuntimeError(f"expected scalar type {input._dtype.word} but found {other._dtype.word}")
     return _cross(input, other, d)

@@ -302,8 +302,9 @@ def _histogram(data, bins, lo, hi):
 
 def histc(input, bins=100, min=0, max=0):
     (data,) = _host("histc", input)
-    if not input._dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input._dtype.word}'")
+    if not input._dtype.is_floating_point:  # (for bool, torch's linspace of the bin edges fails first)
+        kernel = "linspace_cpu" if input._dtype is dtypes.bool_ else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)

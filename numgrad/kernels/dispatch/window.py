@@ -221,7 +221,7 @@ unpool_array.prepare = _prepare_unpool
 
 def _lowest(dtype):
     """The padding that never wins a window: -inf, or an integer type's least value (no cast warning)."""
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf  # (bfloat16's NumPy kind is "V")
 
 
 def max_pool_arrays(x, geo):

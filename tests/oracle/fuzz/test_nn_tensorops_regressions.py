@@ -143,3 +143,62 @@ def test_running_sums_of_negative_zeros(op, shape):
     """cumsum and logcumsumexp began each running sum from the first value, so a leading -0.0 stayed -0.0; torch's
     start from 0 (and -inf), which gives +0.0 (a 0-d input is copied as it is)."""
     same(lambda lib: getattr(lib, op)(_negative_zeros(lib, *shape), 0).rsqrt())
+
+
+def test_max_pool_of_bfloat16():
+    """Max pooling of bfloat16 crashed with NumPy's ValueError (its padding asked iinfo of a kind-'V' dtype);
+    torch pools bfloat16 as any floating type."""
+    data = np.random.default_rng(1).standard_normal((2, 3, 7))
+
+    def program(lib):  # (torch's numpy() takes no bfloat16: the results are compared as float32)
+        x = lib.tensor(data, dtype=lib.bfloat16, requires_grad=True)
+        out = lib.nn.functional.max_pool1d(x, 3, 2, 1, ceil_mode=True)
+        out.sum().backward()
+        assert out.dtype == x.grad.dtype == lib.bfloat16
+        return out.float(), x.grad.float()
+    same(program)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64"])
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("batch", [2, 0])
+def test_adaptive_max_pool_refuses_integers(dtype, k, batch):
+    """Adaptive max pooling computed integer and bool inputs, where torch's kernels (named adaptive_max_pool2d for 1d
+    and 2d, adaptive_max_pool3d_cpu for 3d) take floating types only, an empty batch's too."""
+    same(lambda lib: getattr(lib.nn.functional, f"adaptive_max_pool{k}d")(lib.ones(batch, 2, *(6,) * k).to(getattr(lib, dtype)), 2))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_adaptive_max_pool_of_an_empty_batch(k):
+    """Adaptive max pooling of an empty batch crashed: NumPy cannot infer a -1 dim of an empty array."""
+    def program(lib):
+        x = lib.ones(0, 2, *(6,) * k, requires_grad=True)
+        out, indices = getattr(lib.nn.functional, f"adaptive_max_pool{k}d")(x, 2, return_indices=True)
+        out.sum().backward()
+        return out, indices, x.grad
+    same(program)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "bfloat16"])
+@pytest.mark.parametrize("batch", [1, 0])
+def test_unfold_and_fold_dtypes_and_empty_batches(dtype, batch):
+    """unfold and fold computed integer inputs where torch's im2col/col2im take floating types and bool only; fold
+    refused an empty 3-d batch, which torch takes."""
+    def comparable(t):  # (torch's numpy() takes no bfloat16)
+        return t.float() if dtype == "bfloat16" else t
+    same(lambda lib: comparable(lib.nn.functional.unfold(lib.ones(batch, 2, 3, 4).to(getattr(lib, dtype)), 2)))
+    same(lambda lib: comparable(lib.nn.functional.fold(lib.ones(batch, 4, 6).to(getattr(lib, dtype)), (3, 4), 2)))
+
+
+@pytest.mark.parametrize("a,b", [("bool", "bool"), ("bool", "float32"), ("uint8", "bool"), ("float32", "int64"),
+                                 ("float32", "float32")])
+def test_cross_wants_one_non_bool_dtype(a, b):
+    """cross subtracted bool products (naming the subtraction) and promoted mixed dtypes; torch refuses bool
+    ('"cross" not implemented') and then any second dtype ('expected scalar type')."""
+    same(lambda lib: lib.cross(lib.ones(2, 3).to(getattr(lib, a)), lib.ones(2, 3).to(getattr(lib, b)), dim=1))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_histc_of_bool_names_linspace(dtype):
+    """histc of a bool tensor named histogram_cpu; torch's bin edges (linspace_cpu) fail first for bool."""
+    same(lambda lib: lib.histc(lib.ones(3).to(getattr(lib, dtype)), 3))

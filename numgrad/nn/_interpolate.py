@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .._core import dtypes
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._resample import Taps, resample
 
@@ -136,7 +137,9 @@ def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=
         int(n * s) for n, s in zip(sizes, scale_factors)]  # C++'s conversion of size * scale: toward zero
     _check_sizes(sizes, outs)
     scales = list(scale_factors) if scale_factors is not None else [None] * k
-    if not input._dtype.is_floating_point:
+    nearest = mode in ("nearest", "nearest-exact")
+    # torch's nearest kernels take uint8 too (a gather: exact); its uint8 bilinear/bicubic round their own way
+    if not input._dtype.is_floating_point and not (nearest and input._dtype is dtypes.uint8):
         kind = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(mode, "linear")
         raise NotImplementedError(f"\"compute_indices_weights_{kind}\" not implemented for '{input._dtype.word}'")
     dt = input._data.dtype

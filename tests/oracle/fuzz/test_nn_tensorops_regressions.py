@@ -202,3 +202,13 @@ def test_cross_wants_one_non_bool_dtype(a, b):
 def test_histc_of_bool_names_linspace(dtype):
     """histc of a bool tensor named histogram_cpu; torch's bin edges (linspace_cpu) fail first for bool."""
     same(lambda lib: lib.histc(lib.ones(3).to(getattr(lib, dtype)), 3))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("shape,size", [((1, 2, 6), 4), ((1, 2, 5, 6), (4, 9)), ((1, 1, 2, 5, 6), (3, 3, 3))])
+def test_nearest_interpolation_of_uint8(mode, shape, size):
+    """Nearest interpolation refused uint8 ('compute_indices_weights_nearest'); torch's nearest kernels take uint8
+    (int8 and the other integers stay refused)."""
+    same(lambda lib: lib.nn.functional.interpolate(lib.arange(int(np.prod(shape))).reshape(shape).to(lib.uint8),
+                                                   size=size, mode=mode))
+    same(lambda lib: lib.nn.functional.interpolate(lib.ones(1, 2, 6, dtype=lib.int8), size=4, mode=mode))

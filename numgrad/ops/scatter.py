@@ -25,10 +25,10 @@ def _identity(reduce, np_dtype):
         return 1
     if np_dtype.kind == "b":
         lowest, highest = False, True
-    elif np_dtype.kind == "f":
-        lowest, highest = -np.inf, np.inf
-    else:
+    elif np_dtype.kind in "iu":
         lowest, highest = np.iinfo(np_dtype).min, np.iinfo(np_dtype).max
+    else:  # floating, bfloat16 (NumPy kind "V") too
+        lowest, highest = -np.inf, np.inf
     return lowest if reduce == "amax" else highest
 
 
@@ -49,7 +49,7 @@ def _scatter_reduce_array(data, index, dim, src, reduce, include_self):
         count = np.full(data.shape, 1 if include_self else 0, np.int64)
         np.add.at(count, where, 1)
         count = np.maximum(count, 1)
-        out = out / count if data.dtype.kind == "f" else np.floor_divide(out, count)
+        out = np.floor_divide(out, count) if data.dtype.kind in "iu" else out / count  # (bfloat16's kind is "V")
     return out.astype(data.dtype)
 
 
@@ -122,6 +122,9 @@ def _check_vector_index(op, index):
 
 
 def _check_source(op, input, d, index, source):
+    if source._dtype is not input._dtype and op == "index_copy_":
+        raise RuntimeError(f"{op}(): self and source expected to have the same dtype, but got (self) "
+                           f"{input._dtype.word} and (source) {source._dtype.word}")
     if source._dtype is not input._dtype:
         raise RuntimeError(f"{op}(): self ({input._dtype.word}) and source ({source._dtype.word}) must have the same "
                            "scalar type")

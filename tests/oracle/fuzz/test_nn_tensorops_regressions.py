@@ -212,3 +212,21 @@ def test_nearest_interpolation_of_uint8(mode, shape, size):
     same(lambda lib: lib.nn.functional.interpolate(lib.arange(int(np.prod(shape))).reshape(shape).to(lib.uint8),
                                                    size=size, mode=mode))
     same(lambda lib: lib.nn.functional.interpolate(lib.ones(1, 2, 6, dtype=lib.int8), size=4, mode=mode))
+
+
+@pytest.mark.parametrize("reduce,include_self", [("mean", True), ("mean", False), ("amin", False), ("amax", False)])
+def test_scatter_reduce_of_bfloat16(reduce, include_self):
+    """scatter_reduce took bfloat16 (NumPy kind 'V') for an integer type: 'mean' floor-divided and 'amin'/'amax'
+    without self crashed asking its iinfo."""
+    def program(lib):
+        x = lib.tensor([[3, -1, 2], [0, 5, -2]]).to(lib.bfloat16)
+        out = x.scatter_reduce(1, lib.tensor([[0, 2, 1], [1, 1, 0]]), x, reduce, include_self=include_self)
+        assert out.dtype == lib.bfloat16
+        return out.float()  # (torch's numpy() takes no bfloat16)
+    same(program)
+
+
+def test_index_copy_names_a_dtype_mismatch_as_torch():
+    """index_copy's dtype mismatch used index_add's wording; torch's index_copy_ has its own."""
+    same(lambda lib: lib.zeros(2, 3).index_copy(1, lib.tensor([0]), lib.zeros(2, 1, dtype=lib.int64)))
+    same(lambda lib: lib.zeros(2, 3).index_add(1, lib.tensor([0]), lib.zeros(2, 1, dtype=lib.int64)))

@@ -230,3 +230,11 @@ def test_index_copy_names_a_dtype_mismatch_as_torch():
     """index_copy's dtype mismatch used index_add's wording; torch's index_copy_ has its own."""
     same(lambda lib: lib.zeros(2, 3).index_copy(1, lib.tensor([0]), lib.zeros(2, 1, dtype=lib.int64)))
     same(lambda lib: lib.zeros(2, 3).index_add(1, lib.tensor([0]), lib.zeros(2, 1, dtype=lib.int64)))
+
+
+def test_nonzero_result_is_a_transposed_layout():
+    """nonzero's result was C-contiguous, so a view across its rows worked; torch's is the transpose of an (ndim, n)
+    array (strides (1, n)), and `v5.view((3, 6))` of a (9, 2) result fails there."""
+    same(lambda lib: lib.ones(3, 3).nonzero().view((3, 6)))
+    same(lambda lib: lib.nonzero(lib.tensor([[0, 1, 2], [3, 0, 5]])).t().contiguous().view(-1))
+    same(lambda lib: lib.ones(3).nonzero().view(-1))

@@ -165,7 +165,8 @@ def test_max_pool_of_bfloat16():
 def test_adaptive_max_pool_refuses_integers(dtype, k, batch):
     """Adaptive max pooling computed integer and bool inputs, where torch's kernels (named adaptive_max_pool2d for 1d
     and 2d, adaptive_max_pool3d_cpu for 3d) take floating types only, an empty batch's too."""
-    same(lambda lib: getattr(lib.nn.functional, f"adaptive_max_pool{k}d")(lib.ones(batch, 2, *(6,) * k).to(getattr(lib, dtype)), 2))
+    same(lambda lib: getattr(lib.nn.functional, f"adaptive_max_pool{k}d")(
+        lib.ones(batch, 2, *(6,) * k).to(getattr(lib, dtype)), 2))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])

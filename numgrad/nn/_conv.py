@@ -310,12 +310,14 @@ def _unpool_backward(node, g):
     return (gather(g.reshape(node.saved("rows"), -1), 1, node.saved("flat_indices")).reshape(node.saved("shape")),)
 
 
-def _scatter_to_input(g, flat_indices, input_shape, overlapping, name="MaxPool2DWithIndicesBackwardBackward0"):
+def _scatter_to_input(g, flat_indices, input_shape, overlapping, name="MaxPool2DWithIndicesBackwardBackward0",
+                      assign=False):
     """The max-pool gradient: each output gradient added at the input position its maximum came from (of
-    any number of spatial dims: `flat_indices` has a row per (batch, channel) plane)."""
+    any number of spatial dims: `flat_indices` has a row per (batch, channel) plane); `assign`: put there, as
+    max_unpool does."""
     rows = flat_indices.shape[0]
     plane = math.prod(input_shape) // rows if rows else 0
-    data = dispatch.numpy_op(window.unpool_array, g._data, flat_indices._data, plane, overlapping)  # recorded
+    data = dispatch.numpy_op(window.unpool_array, g._data, flat_indices._data, plane, overlapping, assign)  # recorded
     out = new_tensor(data.reshape(input_shape), g._dtype)
     record(name, _unpool_backward, [g], [out],
            {"rows": rows, "flat_indices": flat_indices, "shape": tuple(g.shape)})

@@ -1,8 +1,5 @@
 """F.unfold and F.fold (Im2ColBackward0, Col2ImBackward0: each the other's backward) and pixel_shuffle /
 pixel_unshuffle (likewise), with torch's checks."""
-
-import numpy as np
-
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
@@ -93,7 +90,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     _check_window(kernel, dilation, padding, stride)
     shape = input.shape
     valid = input.dim() >= 2 and shape[1] != 0 and (input.dim() < 3 or shape[2] != 0)
-    if not ((input.dim() == 2 and valid and shape[0] != 0) or (input.dim() == 3 and shape[0] != 0 and valid)):
+    if not ((input.dim() == 2 and valid and shape[0] != 0) or (input.dim() == 3 and valid)):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(shape)}")
     planes, length = shape[-2:]
@@ -125,7 +122,7 @@ def _shuffle_array(x, r):
     blocks = x.reshape(*lead, c // (r * r), r, r, h, w)
     k = len(lead)
     order = list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2]
-    return np.ascontiguousarray(blocks.transpose(order)).reshape(*lead, c // (r * r), h * r, w * r)
+    return blocks.transpose(order).copy().reshape(*lead, c // (r * r), h * r, w * r)  # a copy even for r == 1, as torch
 
 
 def _unshuffle_array(x, r):
@@ -133,7 +130,7 @@ def _unshuffle_array(x, r):
     blocks = x.reshape(*lead, c, h // r, r, w // r, r)
     k = len(lead)
     order = list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3]
-    return np.ascontiguousarray(blocks.transpose(order)).reshape(*lead, c * r * r, h // r, w // r)
+    return blocks.transpose(order).copy().reshape(*lead, c * r * r, h // r, w // r)  # a copy even for r == 1, as torch
 
 
 def _checked_gradient(node, grad):

@@ -3,8 +3,6 @@ ctc, composed from tensor ops as torch composes them (or one node where torch ha
 import math
 import warnings
 
-import numpy as np
-
 from .._core import dtypes
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
@@ -176,8 +174,10 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    difference = input1 - input2  # torch's order: a bool input's refusal names the subtraction
-    return _reduce((-target * difference + float(margin)).clamp_min(0), reduction)  # margin is a double
+    difference = input1 - input2  # first, as torch's C++ does: two bool inputs fail on the subtraction
+    # the margin is a double in torch's signature: integer inputs give a floating loss
+    # clamped in place, as torch does: the loss's version counter is then 1
+    return _reduce((-target * difference + float(margin)).clamp_min_(0), reduction)
 
 
 _COSINE_EPSILON = 1e-12
@@ -238,7 +238,8 @@ def _check_multi_margin(input, target, weight):
                            f"Input has shape {list(input.shape)}.")
     if weight is not None and (weight.dim() > 1 or weight.numel() != classes):
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
-    if not input._dtype.is_floating_point or input._dtype.is_narrow:  # the kernel: float and double only
+    # torch's CPU kernel is for float and double; an empty batch of halves reaches no kernel
+    if not input._dtype.is_floating_point or (input._dtype.is_narrow and frames):
         raise NotImplementedError(f'"multi_margin_loss_cpu_kernel" not implemented for \'{input._dtype.word}\'')
     if weight is not None and weight._dtype is not input._dtype:
         raise RuntimeError(f"expected scalar type {input._dtype.word} but found {weight._dtype.word}")

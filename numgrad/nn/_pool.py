@@ -87,7 +87,7 @@ def _avg_pool(input, kernel, stride, padding, outs, ceil_mode, count_include_pad
                 np.full(index.shape, np_dtype.type(1) / np_dtype.type(divisor_override))
         else:
             weight = np.repeat((np_dtype.type(1) / count.astype(np_dtype))[:, None], kernel[d], axis=1)
-        plan.append((-1 - i, Taps(index, size, weight, valid)))
+        plan.append((-1 - i, Taps(index, size, weight, valid, from_zero=True)))
         counts.append(tuple(int(c) for c in count))  # Python ints: no array made outside recorded calls
     if input._dtype is dtypes.int64:  # torch averages longs too (no gradient to record)
         dispatch.require_host(name, input._data)
@@ -230,7 +230,7 @@ def _adaptive_avg(input, output_size, k):
         index, valid = _adaptive_taps(size, out)
         start, end = _adaptive_bounds(size, out)
         weight = np.repeat((np_dtype.type(1) / (end - start).astype(np_dtype))[:, None], index.shape[1], axis=1)
-        plan.append((-1 - i, Taps(index, size, weight, valid)))
+        plan.append((-1 - i, Taps(index, size, weight, valid, from_zero=True)))
     return resample(input, plan, f"AdaptiveAvgPool{k}DBackward0")
 
 
@@ -430,7 +430,7 @@ def _max_unpool(input, indices, outs, k):
         raise RuntimeError(f"Found an invalid max index: {int(flat[bad][0])} (output volumes are of size "
                            f"{'x'.join(map(str, outs))})")
     shape = tuple(input.shape[:-k]) + tuple(outs)
-    return _scatter_to_input(input, constant(flat), shape, False, f"MaxUnpool{k}DBackward0")
+    return _scatter_to_input(input, constant(flat), shape, False, f"MaxUnpool{k}DBackward0", assign=True)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

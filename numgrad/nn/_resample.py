@@ -11,9 +11,12 @@ from ._common import new_tensor
 
 class Taps:
     """One spatial dim's map: output o reads input positions index[o, t] with weights weight[o, t] (None: all
-    ones), summed in t's order; where valid[o, t] is False the tap adds nothing (None: every tap counts)."""
+    ones), summed in t's order; where valid[o, t] is False the tap adds nothing (None: every tap counts).
+    `from_zero`: the sum starts from +0.0, as torch's pooling sums do (a window of -0.0 averages to +0.0); else it
+    starts from the first tap, as its interpolations do."""
 
-    def __init__(self, index, in_size, weight=None, valid=None):
+    def __init__(self, index, in_size, weight=None, valid=None, from_zero=False):
+        self.from_zero = from_zero
         self.index = np.ascontiguousarray(index, np.int64).reshape(len(index), -1)
         self.in_size = in_size
         self.weight = None if weight is None else np.asarray(weight).reshape(self.index.shape)
@@ -42,10 +45,11 @@ def _gather_axis(x, taps, axis):
         term = np.take(x, taps.index[:, t], axis=axis)
         if taps.weight is not None:
             term = term * taps.weight[:, t].astype(x.dtype).reshape(shape)
-        if taps.valid is not None:  # masked, not weighted by zero: an inf elsewhere must not make NaN here
-            term = np.where(taps.valid[:, t].reshape(shape), term, x.dtype.type(0))
+        if taps.valid is not None:  # masked, not weighted by zero: an inf elsewhere must not make NaN here;
+            # -0.0 is the sum's identity, so a masked tap leaves even a -0.0 sum as it is
+            term = np.where(taps.valid[:, t].reshape(shape), term, x.dtype.type(-0.0))
         total = term if total is None else total + term
-    return total
+    return total + x.dtype.type(0) if taps.from_zero else total
 
 
 def _opmath(arr, wide):
@@ -72,7 +76,8 @@ def _scatter_axis(g, taps, axis):
         values = moved[..., outputs]
         if weight is not None:
             values = values * weight.astype(g.dtype)
-        out[..., targets] = np.add.reduceat(values, starts, axis=-1)
+        # added onto the zeros, as torch's backward kernels accumulate into a zeroed gradient (-0.0 sums give +0.0)
+        out[..., targets] += np.add.reduceat(values, starts, axis=-1)
     return np.moveaxis(out, -1, axis)
 
 

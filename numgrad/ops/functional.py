@@ -350,12 +350,11 @@ def where(condition, input=None, other=None):
 def nonzero(input, as_tuple=False):
     if as_tuple:  # torch unbinds the (n, ndim) result into column views; a 0-d input as one of shape (1,)
         return unbind(nonzero(input.reshape(1) if input._data.ndim == 0 else input), 1)
+    # torch's result is the transpose of an (ndim, n) array: strides (1, n), so a view across its rows fails
     if input._data.ndim == 0:  # torch reads a 0-d tensor as one element with no index columns
-        return TensorBase._make(np.zeros((int(bool(input.item() != 0)), 0), np.int64), int64)
+        return TensorBase._make(np.zeros((0, int(bool(input.item() != 0))), np.int64).T, int64)
     idx = np.nonzero(input._data)
-    if as_tuple:
-        return tuple(TensorBase._make(i.astype(np.int64), int64) for i in idx)
-    return TensorBase._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64), int64)
+    return TensorBase._make(np.stack(idx, axis=0).astype(np.int64).T, int64)
 
 
 def gelu(input, approximate="none"):

@@ -94,7 +94,9 @@ def roll(input, shifts, dims=None):
 
     def compute():
         if not dims:
-            return shape.reshape(_rolled(shape.flatten(input), 0, shifts[0]), *input._shape)
+            flat = shape.flatten(input)
+            out = _rolled(flat, 0, shifts[0])
+            return shape.reshape(shape.clone(out) if out is flat else out, *input._shape)  # torch never aliases
         out = input
         for d, s in zip(wrapped, shifts):
             out = _rolled(out, d, s)

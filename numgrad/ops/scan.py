@@ -31,7 +31,10 @@ def _accumulated(ufunc, data, axis, np_dtype):
     if data.ndim == 0:
         return data.astype(np_dtype)
     wide = np.float64 if np_dtype == np.float32 else np_dtype
-    return ufunc.accumulate(data.astype(wide), axis=axis).astype(np_dtype)
+    out = ufunc.accumulate(data.astype(wide), axis=axis)
+    if ufunc is not np.multiply:  # torch's sums start from 0 (and -inf), never from the first value: no -0.0
+        out += out.dtype.type(0)
+    return out.astype(np_dtype)
 
 
 def _scan(op, ufunc, t, dim, dtype, name, backward, saves=True):
@@ -130,15 +133,22 @@ def _running_extreme(data, axis, largest):
     return np.take_along_axis(data, indices, axis), indices  # the chosen elements: a later 0.0 over -0.0
 
 
+def _empty_extreme_backward(node, g):
+    # torch saves self and the indices even of an empty input: an in-place change to either since is an error
+    node.saved("self"), node.saved("indices")
+    return zero_gradients(node, g)
+
+
 def _cummaxmin(op, input, dim):
     _check_dim(op, dim)
     if not input._shape and dim not in (0, -1):
         raise IndexError(f"{op}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
     if input.numel() == 0:  # torch returns an empty result before it looks at the dim
         values = TensorBase._make(input._data.copy(), input._dtype)
-        record("CummaxBackward0" if op == "cummax" else "CumminBackward0", zero_gradients, [input], [values])
-        return (CUMMAX if op == "cummax" else CUMMIN)(values, TensorBase._make(np.zeros(input._shape, np.int64),
-                                                                               dtypes.int64))
+        indices = TensorBase._make(np.zeros(input._shape, np.int64), dtypes.int64)
+        record("CummaxBackward0" if op == "cummax" else "CumminBackward0", _empty_extreme_backward, [input], [values],
+               {"self": input, "indices": indices})
+        return (CUMMAX if op == "cummax" else CUMMIN)(values, indices)
     d = wrap_dim(dim, len(input._shape))
     dispatch.require_host(op, input._data)
     if input._shape:
@@ -235,4 +245,8 @@ def cross(input, other, dim=None):
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input._shape[d]} and "
                            f"{other._shape[d]}")
     broadcast_shapes(input._shape, other._shape)
+    if input._dtype is dtypes.bool_:  # torch's kernel refuses bool before it compares the dtypes
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if other._dtype is not input._dtype:  # no promotion: torch's cross wants one dtype
+        raise RuntimeError(f"expected scalar type {input._dtype.word} but found {other._dtype.word}")
     return _cross(input, other, d)

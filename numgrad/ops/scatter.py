@@ -122,6 +122,9 @@ def _check_vector_index(op, index):
 
 
 def _check_source(op, input, d, index, source):
+    if source._dtype is not input._dtype and op == "index_copy_":
+        raise RuntimeError(f"{op}(): self and source expected to have the same dtype, but got (self) "
+                           f"{input._dtype.word} and (source) {source._dtype.word}")
     if source._dtype is not input._dtype:
         raise RuntimeError(f"{op}(): self ({input._dtype.word}) and source ({source._dtype.word}) must have the same "
                            "scalar type")

@@ -126,10 +126,11 @@ def max_pool(start, stop, x, values, indices, g, lowest):
 
 {header}
 def unpool(start, stop, g, idx, out):
-    # out is (rows, plane), zeroed; windows do not overlap, so each position gets at most one value
+    # out is (rows, plane), zeroed; windows do not overlap, so each position gets at most one value, added onto
+    # the zero as torch does (a -0.0 gradient lands as +0.0)
     for r in range(start, stop):
         for q in range(idx.shape[1]):
-            out[r, idx[r, q]] = g[r, q]
+            out[r, idx[r, q]] += g[r, q]
 """
 
 

@@ -72,7 +72,6 @@ class VolumeGeometry:
 
     def im2col(self, x):
         xp = self._padded(x)
-        k = len(self.sizes)
         strides = xp.strides
         shape = (self.c,) + self.kernel + (self.n,) + self.outs
         steps = (strides[1],) + tuple(st * d for st, d in zip(strides[2:], self.dilation)) + (strides[0],) + \
@@ -81,7 +80,6 @@ class VolumeGeometry:
         return cols.reshape(self.c * math.prod(self.kernel), self.n * math.prod(self.outs))
 
     def col2im(self, cols):
-        k = len(self.sizes)
         out = np.zeros((self.n, self.c) + self.padded_sizes, cols.dtype)
         blocks = cols.reshape((self.c,) + self.kernel + (self.n,) + self.outs)
         for offset in itertools.product(*(range(n) for n in self.kernel)):
@@ -196,22 +194,23 @@ def _prepare_conv(result, x, weight, bias, geo, groups):
 conv_arrays.prepare = _prepare_conv
 
 
-def unpool_array(g, idx, plane, overlapping):
-    """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it)."""
+def unpool_array(g, idx, plane, overlapping, assign=False):
+    """(rows, plane) array: each value of `g` added at its row's flat position in `idx` (rows of it) onto zeros, as
+    torch's max-pool backward does (-0.0 lands as +0.0); `assign`: put there instead, as torch's max_unpool."""
     rows = idx.shape[0]
     gd = g.reshape(rows, g.size // rows if rows else 0)
-    if not overlapping and window.supports(gd.dtype):
+    if not overlapping and not assign and window.supports(gd.dtype):
         return window.unpool(gd, idx, plane)
     if overlapping:  # several windows may share a maximum: sum (bincount is much faster than np.add.at)
         offsets = (np.arange(rows) * plane)[:, None]
         return np.bincount((idx + offsets).ravel(), weights=gd.ravel(), minlength=rows * plane).astype(gd.dtype)
     data = np.zeros((rows, plane), gd.dtype)
-    np.put_along_axis(data, idx, gd, axis=1)
+    np.put_along_axis(data, idx, gd if assign else gd + gd.dtype.type(0), axis=1)
     return data
 
 
-def _prepare_unpool(result, g, idx, plane, overlapping):
-    if overlapping or not window.supports(g.dtype) or result.dtype != g.dtype:
+def _prepare_unpool(result, g, idx, plane, overlapping, assign=False):
+    if overlapping or assign or not window.supports(g.dtype) or result.dtype != g.dtype:
         return None
     return functools.partial(window.unpool, g, idx, plane, result)
 

@@ -1,5 +1,6 @@
 """The activations of nn.functional beyond relu/gelu: op-table entries, their in-place forms, and the composites
 (glu, prelu, rrelu) recorded under torch's node names."""
+from .._core import dtypes
 from .._core.grad_mode import no_grad
 from .._core.shapes import wrap_dim
 from ..ops import functional as _core, join, pointwise
@@ -44,6 +45,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if not input.dtype.is_floating_point:  # the bounds take the input's type: an integer result stays integer
         min_val, max_val = int(min_val), int(max_val)
+    if input.dtype is dtypes.uint8 and (min_val < 0 or max_val < 0):  # the bounds as the kernel reads them
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _maybe_in_place("hardtanh", input, inplace, min_val, max_val)
 
 

@@ -1,11 +1,9 @@
 """GroupNorm and InstanceNorm1d/2d/3d (per-sample statistics; optional running statistics and affine)."""
 import warnings
 
-from .. import init
 from .._group_norm import group_norm, instance_norm
 from ..module import Module
-from ._factory import empty_parameter
-from .normalization import _BatchNorm
+from .normalization import _BatchNorm, affine_parameters, reset_affine
 
 
 class GroupNorm(Module):
@@ -14,22 +12,11 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = empty_parameter(num_channels, dtype=dtype, device=device)
-            if bias:
-                self.bias = empty_parameter(num_channels, dtype=dtype, device=device)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, (num_channels,), affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self, self.affine)
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

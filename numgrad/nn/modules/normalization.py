@@ -82,27 +82,30 @@ class BatchNorm2d(_BatchNorm):
     _expected_dims = (4,)
 
 
+def affine_parameters(module, shape, affine, bias, dtype, device):
+    """A norm's scale (and shift, with `bias`) of `shape`, or both registered as None without `affine`."""
+    module.register_parameter("weight", empty_parameter(*shape, dtype=dtype, device=device) if affine else None)
+    module.register_parameter("bias", empty_parameter(*shape, dtype=dtype, device=device) if affine and bias else None)
+
+
+def reset_affine(module, affine):
+    """A norm's scale to ones and shift to zeros, as torch initialises them."""
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = empty_parameter(*shape, dtype=dtype, device=device)
-            if bias:
-                self.bias = empty_parameter(*shape, dtype=dtype, device=device)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -16,12 +16,17 @@ import weakref
 
 import numpy as np
 
+from ._core import state as _core_state
 from ._core.state import NEW_THREADS, STATE
 from .kernels import dispatch, lower, tape
 from .kernels.arrays import WIDER, widened
 from .kernels.dispatch import fused
 
 MAX_REGION = 40  # ops in one pending expression; beyond it the inputs are computed first
+# results of at most this many elements compute at once (compute_small): below it a pending expression, region
+# planning and a thread hand-off cost more than the passes over memory that fusion saves (measured on 2 cores,
+# docs/PERFORMANCE.md)
+SMALL_MAX = _core_state.small_max()
 READERS = {}  # id(root array) -> weak references to pending expressions that read it
 # An entry goes when its array is accessed (before_access pops it) or when no expression in it waits any more
 # (_drop_finished, after one is computed or freed): a stale entry changes no result, but while READERS is not
@@ -246,6 +251,31 @@ def compute_now(entry, args, compute, out_dtype, shape, strides=None):
     # tensors' arrays, scalars as they are; only read, so the other pending results reading them stay pending
     values = [array_to_read(a) if hasattr(a, "_lazy") else a for a in args]
     return dispatch.numpy_op(_compute_arrays, entry, values, compute.np, out_dtype, shape, strides)
+
+
+def compute_small(entry, args, np_dtype, out_dtype, shape, n):
+    """compute_now for a small C-order result outside a trace, when every tensor input holds its values in
+    host memory: the op's own kernel, called at once; None otherwise (a pending or GPU input)."""
+    kargs = []
+    for a, nm in zip(args, entry.inputs):
+        kind = BOOL if nm in entry.bool_inputs else np_dtype
+        if hasattr(a, "_lazy"):
+            a = a._arr
+            if a.__class__ is not np.ndarray:  # pending (None), or not host memory
+                return None
+            if a.shape == shape and a.dtype == kind and a.flags.c_contiguous:
+                kargs.append(a.reshape(-1))
+                continue
+        kargs.append(operand_array(a, shape, n, kind))
+    return dispatch.run_small_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
+                                          KERNEL_DTYPE[np_dtype])[0].reshape(shape)
+
+
+def is_small_and_computed(t):
+    """Whether tensor `t` holds at most SMALL_MAX values, computed, in host memory, outside a trace: a
+    reduction of it runs its own kernel at once (a fused region's planning costs more than it saves)."""
+    arr = t._arr
+    return arr.__class__ is np.ndarray and arr.size <= SMALL_MAX and not tape.active
 
 
 def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides, flat_out=None):

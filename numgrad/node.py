@@ -463,8 +463,9 @@ def add_into(acc, g):
         flat = acc._data.reshape(-1)
         n = flat.size
         other = dispatch.contiguous(g._data).reshape(-1)
-        dispatch.run_elementwise("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype),
-                                 outs=[flat])
+        run = dispatch.run_small_elementwise if n <= lazy.SMALL_MAX and not tape.active and \
+            flat.__class__ is np.ndarray and other.__class__ is np.ndarray else dispatch.run_elementwise
+        run("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype), outs=[flat])
         acc._vc[0] += 1
     else:
         acc.add_(g)

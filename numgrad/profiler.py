@@ -169,7 +169,7 @@ def _kernel_name(fn, args):
     ops = getattr(args[0], "ops", None) if args else None
     if ops:  # a fused program: the ops it merged
         return f"{name} [{', '.join(ops[:8])}{', ...' if len(ops) > 8 else ''}]"
-    if name.endswith("run_elementwise") and args and isinstance(args[0], str):
+    if name.endswith("_elementwise") and args and isinstance(args[0], str):  # run_(small_)elementwise
         return f"{name} [{args[0]}]"
     return name
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+from helpers.fusion import fused_at_every_size
+
 settings.register_profile("numgrad", deadline=None, suppress_health_check=[HealthCheck.too_slow],
                           derandomize=True)
 settings.load_profile("numgrad")
@@ -79,3 +81,11 @@ def pytest_sessionfinish(session, exitstatus):
         reporter.write_line("\n".join(shown))
     if rc != 0:
         session.exitstatus = 1
+
+
+@pytest.fixture
+def fused_everywhere():
+    """Fusion at every size (tests/helpers/fusion.py) for a test of the fused kernels: a module opts in with
+    `pytestmark = pytest.mark.usefixtures("fused_everywhere")`."""
+    with fused_at_every_size():
+        yield

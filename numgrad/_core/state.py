@@ -8,6 +8,16 @@ import os
 import threading
 
 FUSION_DEFAULT = os.environ.get("NUMGRAD_FUSION", "1") != "0"
+
+
+def small_max():
+    """NUMGRAD_SMALL_MAX: results of at most this many elements compute at once, unfused (lazy.SMALL_MAX)."""
+    value = os.environ.get("NUMGRAD_SMALL_MAX", str(1 << 15))
+    if not value.isdigit():
+        raise ValueError(f"NUMGRAD_SMALL_MAX must be a whole number of elements, got {value!r}")
+    return int(value)
+
+
 NEW_THREADS = {"fusion": FUSION_DEFAULT}  # what a thread starts with (lazy.set_fusion changes it)
 
 

@@ -132,8 +132,13 @@ def apply(name, *args):
     # empty ones stay in C order
     strides = lazy.result_layout(entry, args, tensors, shape)\
         if len(shape) > 1 and n and device is CPU and not entry.c_order else None
-    result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)\
-        if STATE.fusion and n and not compute.is_narrow else None
+    result = None
+    if n <= lazy.SMALL_MAX and strides is None and device is CPU and not tape.active and not compute.is_narrow:
+        values = lazy.compute_small(entry, args, compute.np, out_dtype, shape, n)
+        if values is not None:
+            result = TensorBase._make(values, out_dtype)
+    if result is None and STATE.fusion and n and not compute.is_narrow:
+        result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)
     if result is None and compute.is_narrow:
         result = TensorBase._make(_compute_widened(entry, args, compute, out_dtype, shape, strides), out_dtype)
     elif result is None:
@@ -252,7 +257,8 @@ class ElementwiseBackward(Node):
 
     def _kernel_mode(self, g, values):
         plan = self.plan
-        pending = self._pending_targets(g) if plan.exprs and STATE.fusion else None
+        pending = self._pending_targets(g) if plan.exprs and STATE.fusion and \
+            math.prod(self.out_shape) > lazy.SMALL_MAX else None  # (a small gradient computes at once)
         if pending:
             return self._partly_pending(g, values, pending)
         return self._kernel_results(plan, g, values)
@@ -301,7 +307,8 @@ class ElementwiseBackward(Node):
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
             arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
-            flats = tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
+            flats = _small_kernel_flats(plan, arrays, shape, n, np_dtype) if n <= lazy.SMALL_MAX and\
+                not tape.active else tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
             for nm, flat in zip(plan.expr_targets, flats):  # (a half type's gradients rounded once, as torch's)
                 flat = flat if compute.kernel is compute else dispatch.numpy_op(_stored_as, flat, compute.np)
                 results[nm] = TensorBase._make(flat.reshape(shape), compute)
@@ -351,6 +358,16 @@ def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):
     args = [operand_array(a, shape, n, kind) for a, kind in zip(arrays, kinds)]
     return dispatch.run_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
                                     [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype], outs)
+
+
+def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
+    """_kernel_flats for a small gradient outside a trace, on host arrays: the kernel called at once."""
+    if any(a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)) for a in arrays):
+        return _kernel_flats(plan, arrays, shape, n, np_dtype)
+    kinds = [np_dtype] + [BOOL if is_bool else np_dtype for is_bool in plan.bool_used]
+    args = [operand_array(a, shape, n, kind) for a, kind in zip(arrays, kinds)]
+    return dispatch.run_small_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                                          [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
 
 
 def _prepare_kernel_flats(result, plan, arrays, shape, n, np_dtype, outs=None):

@@ -175,7 +175,6 @@ def _layout(x, axes):
     return x, math.prod(shape[:r0]), math.prod(shape[r0:r1]), math.prod(shape[r1:])
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=False):
     """Reduces `x` over `axes` (sorted, non-empty, every reduced extent > 0); returns values flat in the
     order of the kept axes, in `acc_dtype`, and the positions along the flattened reduced axes."""
@@ -196,7 +195,8 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
             tail = np.empty(1, acc_dtype)
             kernels.rows(0, 1, flat[k * chunks:], tail, np.empty(1, np.int64), n - k * chunks)
             partial = np.concatenate([partial, tail])
-        return combine.reduce(partial, keepdims=False).reshape(1).astype(acc_dtype), idx
+        with np.errstate(all="ignore"):  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
+            return combine.reduce(partial, keepdims=False).reshape(1).astype(acc_dtype), idx
     if inner == 1:
         threads.over(kernels.rows, outer, flat, out, idx, K, parallel=parallel and outer > 1)
     else:

@@ -464,6 +464,29 @@ def run_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs
                           dtype_name, outs=outs)
 
 
+_SMALL_KERNELS = {}  # (name, which arguments are arrays, outputs, dtype name) -> the kernel: one lookup per small op
+
+
+def run_small_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs=None):
+    """run_elementwise for a small host computation outside a trace: the kernel called at once in this thread,
+    into fresh arrays or `outs` (no recorded call, no pool lease, no thread hand-off; below SMALL_MAX elements
+    they cost more than the loop itself). A profile times it as a kernel."""
+    if tape.profiler is not None:
+        return tape.profiler.kernel(_run_small_elementwise, (name, inputs, outputs, args, out_dtypes, n, dtype_name, outs), {})
+    return _run_small_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs)
+
+
+def _run_small_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs):
+    key = (name, tuple([a.__class__ is np.ndarray for a in args]), outputs, dtype_name)
+    kernel = _SMALL_KERNELS.get(key)
+    if kernel is None:  # (the loader's key: `name` and `outputs` identify the inputs)
+        kernel = _SMALL_KERNELS[key] = cpu_kernels.elementwise_kernel(name, inputs, key[1], outputs, dtype_name)
+    if outs is None:
+        outs = [np.empty(n, d) for d in out_dtypes]
+    kernel(0, n, *args, *outs)
+    return outs
+
+
 def bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs):
     """A replay of run_elementwise with its arguments bound once (kernels.cpu.kernels.bind_elementwise), or None
     (GPU arguments, or a threaded range: the recorded call replays)."""

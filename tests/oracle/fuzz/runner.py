@@ -1,5 +1,6 @@
 """Runs one program in torch and in numgrad (fusion on, fusion off) and compares what each did: the error (type,
 first line, step), every variable's dtype, shape, requires_grad and values, and every input's .grad."""
+import contextlib
 import dataclasses
 import math
 import operator
@@ -10,6 +11,7 @@ import numpy as np
 import torch
 
 import numgrad
+from helpers.fusion import fused_at_every_size
 
 from .program import Interpreter, Ref, _resolve
 
@@ -71,7 +73,9 @@ def execute(lib, program):
 
 
 def run_numgrad(program, fused):
-    with numgrad.fusion(fused):
+    """The program in numgrad fused (at every size: the programs' tensors are small, which would otherwise
+    compute at once) or unfused (small results then take the small-tensor path, lazy.compute_small)."""
+    with numgrad.fusion(fused), fused_at_every_size() if fused else contextlib.nullcontext():
         return execute(numgrad, program)
 
 

@@ -12,6 +12,9 @@ import numgrad
 from numgrad import lazy
 from helpers.op_compare import F32, F64, I64, check, check_error, hyp, rand
 
+# the fused kernels are what these tests are about: small tensors go through fusion too (tests/helpers/fusion.py)
+pytestmark = pytest.mark.usefixtures("fused_everywhere")
+
 
 @pytest.fixture(params=[True, False], ids=["fused", "unfused"])
 def fusion(request):

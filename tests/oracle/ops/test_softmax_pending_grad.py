@@ -11,6 +11,9 @@ import numgrad
 import numgrad.lazy
 from numgrad.compile.compiled import describe
 
+# the fused kernels are what these tests are about: small tensors go through fusion too (tests/helpers/fusion.py)
+pytestmark = pytest.mark.usefixtures("fused_everywhere")
+
 
 @pytest.fixture
 def pending_calls(monkeypatch):

@@ -29,6 +29,7 @@ def _profiled(fn):
     return prof
 
 
+@pytest.mark.usefixtures("fused_everywhere")  # (a fused kernel is named by the ops it merged)
 def test_ops_kernels_backward_nodes_and_user_ranges_are_events():
     prof = _profiled(_step)
     names = {e.name: e for e in prof.events()}

@@ -76,6 +76,7 @@ def test_show_saved_draws_each_saved_tensor_with_its_size():
     assert source.count("style=dashed]") == source.count("fillcolor=orange")
 
 
+@pytest.mark.usefixtures("fused_everywhere")  # (the model's tensors are small: no region otherwise)
 def test_fused_regions_are_the_nodes_backward_runs_as_one_kernel(monkeypatch):
     _, loss = _model_and_loss(numgrad)
     drawn = viz.fused_regions([loss])

@@ -30,7 +30,8 @@ def _kernel_files(tmp_path, code, **env):
 def test_kernel_source_is_cached_on_disk_by_content(tmp_path, fusion):
     code = ("import numgrad as t; x = t.ones(3, requires_grad=True); y = x * x; (y + 1).sum().backward(); "
             "print(x.grad)")
-    outputs, names = _kernel_files(tmp_path, code, NUMGRAD_FUSION=fusion)
+    # (fusion at every size: three elements would otherwise take the small-tensor path, unfused)
+    outputs, names = _kernel_files(tmp_path, code, NUMGRAD_FUSION=fusion, NUMGRAD_SMALL_MAX="0")
     assert outputs == ["tensor([2., 2., 2.])"] * 2
     if fusion == "1":  # forward: one pass summing x * x + 1; backward: Add and Mul in one kernel
         assert any(n.startswith("numgrad_k_fused_sum_") for n in names)
@@ -44,7 +45,7 @@ def test_kernel_source_is_cached_on_disk_by_content(tmp_path, fusion):
 
 
 def test_numgrad_debug_prints_every_generated_kernel(tmp_path):
-    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_DEBUG="1")
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_DEBUG="1", NUMGRAD_SMALL_MAX="0")
     code = "import numgrad as t; x = t.ones(3, requires_grad=True); (x.exp() * 2).sum().backward()"
     err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
     assert "# ---- numgrad kernel numgrad_k_fused_sum_" in err and "exp_f32(l0)" in err

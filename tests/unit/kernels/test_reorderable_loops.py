@@ -7,6 +7,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 import numgrad
 from numgrad.kernels import cpu, loader
@@ -87,6 +88,7 @@ def _generated_sources(monkeypatch, workload):
     return sources
 
 
+@pytest.mark.usefixtures("fused_everywhere")  # (the workload's tensors are small: its fused kernels must run)
 def test_no_kernel_adds_reorderably_in_a_loop_that_stores(monkeypatch):
     sources = _generated_sources(monkeypatch, _reducing_workload)
     package = os.path.dirname(cpu.__file__)

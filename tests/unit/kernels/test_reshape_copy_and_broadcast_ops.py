@@ -40,13 +40,13 @@ def test_reshape_of_a_permuted_tensor_matches_torch_with_its_gradient():
 
 @pytest.fixture
 def op_kernel_calls(monkeypatch):
+    """The ops computed by their own kernel (unfused: compute_now, or compute_small for a small result)."""
     calls = []
-    original = lazy.compute_now
-
-    def counting(entry, *args):
-        calls.append(entry.name)
-        return original(entry, *args)
-    monkeypatch.setattr(lazy, "compute_now", counting)
+    for name in ("compute_now", "compute_small"):
+        def counting(entry, *args, _original=getattr(lazy, name)):
+            calls.append(entry.name)
+            return _original(entry, *args)
+        monkeypatch.setattr(lazy, name, counting)
     return calls
 
 

@@ -1,0 +1,109 @@
+"""The small-tensor path (lazy.SMALL_MAX): small results compute at once, with the same kernels and bits as the
+fused path; large ones still fuse; the engine fuses no small region; NUMGRAD_SMALL_MAX is read and checked."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import numgrad
+from numgrad import lazy
+from numgrad.autograd import fused_backward
+from helpers.fusion import fused_at_every_size
+
+
+def _chain(lib, x, w):
+    y = x * x
+    z = (y + 1) * y
+    return (lib.tanh(z) * w - z.exp() / 3).sum()
+
+
+def _run(x0, w0):
+    x = numgrad.tensor(x0, requires_grad=True)
+    w = numgrad.tensor(w0, requires_grad=True)
+    s = _chain(numgrad, x, w)
+    s.backward()
+    return s.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3,), (4, 5), (2, 3, 4)])
+def test_small_results_match_the_fused_path_bitwise_and_torch(shape, dtype):
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    small = _run(x0, w0)
+    with fused_at_every_size():
+        fused = _run(x0, w0)
+    # the same kernels: equal gradients; the sum may add in another order (the fused fold keeps several
+    # accumulators), so its last bit may differ, as with fusion off
+    np.testing.assert_allclose(small[0], fused[0], rtol=1e-6 if dtype == np.float32 else 1e-15)
+    for a, b in zip(small[1:], fused[1:]):
+        np.testing.assert_array_equal(a, b)
+    tx, tw = torch.tensor(x0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    s = _chain(torch, tx, tw)
+    s.backward()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(small, (s.detach().numpy(), tx.grad.numpy(), tw.grad.numpy())):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_a_small_result_is_computed_at_once_and_a_large_one_stays_pending():
+    small = numgrad.ones(lazy.SMALL_MAX) * 2
+    large = numgrad.ones(lazy.SMALL_MAX + 1) * 2
+    assert lazy.pending(small) is None
+    assert lazy.pending(large) is not None
+    with fused_at_every_size():
+        assert lazy.pending(numgrad.ones(3) * 2) is not None
+    with numgrad.fusion(False):  # fusion off: computed at once at every size
+        assert lazy.pending(numgrad.ones(lazy.SMALL_MAX + 1) * 2) is None
+
+
+def test_the_engine_fuses_no_small_region(monkeypatch):
+    regions = []
+    real = fused_backward.run
+    monkeypatch.setattr(fused_backward, "run", lambda region, *a: regions.append(len(region)) or real(region, *a))
+    for n in (3, lazy.SMALL_MAX + 1):
+        x = numgrad.ones(n, requires_grad=True)
+        (numgrad.exp(x * 2) + x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2.0) + 1, rtol=1e-6)
+    assert regions == [3]  # the large one's Add, Exp and Mul nodes in one kernel; the small one node by node
+
+
+def test_a_small_grad_accumulates_in_place():
+    x = numgrad.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    grad = x.grad
+    (x * 3).sum().backward()
+    assert x.grad is grad and grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_a_small_op_inside_a_compiled_call_replays():
+    x = numgrad.tensor([1.0, 2.0, 3.0])
+
+    @numgrad.compile
+    def f(x):
+        return (x * x + 1).sum()
+    results = [f(x).item() for _ in range(3)]
+    x.copy_(numgrad.tensor([2.0, 2.0, 2.0]))
+    assert results == [17.0] * 3 and f(x).item() == 15.0
+
+
+def test_the_profiler_times_small_kernels():
+    x = numgrad.ones(4, requires_grad=True)
+    with numgrad.profiler.profile() as prof:
+        (x * 3).sum().backward()
+    names = [e.name for e in prof.events() if e.kind == "kernel"]
+    assert any("mul" in n for n in names), names
+
+
+@pytest.mark.parametrize("value, ok", [("0", True), ("100", True), ("lots", False), ("-1", False)])
+def test_numgrad_small_max_is_read_and_checked(value, ok):
+    env = dict(os.environ, NUMGRAD_SMALL_MAX=value)
+    out = subprocess.run([sys.executable, "-c", "import numgrad; print(numgrad.lazy.SMALL_MAX)"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if ok:
+        assert out.returncode == 0 and out.stdout.strip() == value, out.stderr
+    else:
+        assert out.returncode != 0 and "ValueError: NUMGRAD_SMALL_MAX must be a whole number" in out.stderr

@@ -427,15 +427,19 @@ def copy_into(dst, src):
         copy_into(between, src)
         copy_into(dst, between)
         return
-    convert = "float32_bits_to_bfloat16" if to_bf16 and not from_bf16 else \
-        "bfloat16_to_float32_bits" if from_bf16 and not to_bf16 else ""
+    on_bits = to_bf16 != from_bf16  # float32 <-> bfloat16, on their bits
+    if on_bits:
+        convert = "float32_bits_to_bfloat16" if to_bf16 else "bfloat16_to_float32_bits"
+    elif dst.dtype != src.dtype and dst.dtype in WIDER and dst.dtype.kind in "iu":
+        convert = f"np.{dst.dtype.name}"  # wraps, as a GPU's store does (the simulator's NumPy refuses to)
+    else:
+        convert = ""
     pad = MAX_DIMS - dst.ndim
     shape = (1,) * pad + dst.shape
     sst = (0,) * pad + src.element_strides()
     dstr = (0,) * pad + dst.element_strides()
-    kernel = _copy_kernel(convert)
-    target.launch(kernel, n, bits(src.buf, convert), src.offset, bits(dst.buf, convert), dst.offset, *shape, *sst,
-                  *dstr)
+    target.launch(_copy_kernel(convert), n, bits(src.buf, on_bits), src.offset, bits(dst.buf, on_bits), dst.offset,
+                  *shape, *sst, *dstr)
 
 
 FLOAT32 = np.dtype(np.float32)
@@ -465,8 +469,9 @@ def _copy_source(convert=""):
 
 def _copy_kernel(convert=""):
     """One source for every dtype pair (Numba specialises it per argument types, and casts on the store); a
-    bfloat16 conversion (cuda_math's, on bits) is a source of its own."""
-    return target.source_kernel("cuda_strided_copy" + (f"_{convert}" if convert else ""), _copy_source(convert))
+    bfloat16 conversion (cuda_math's, on bits) or a cast to a narrow integer is a source of its own."""
+    return target.source_kernel("cuda_strided_copy" + (f"_{convert.removeprefix('np.')}" if convert else ""),
+                                _copy_source(convert))
 
 
 def _fill_kernel(dtype_name):

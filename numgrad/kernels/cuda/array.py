@@ -400,7 +400,7 @@ def from_host(arr):
 def fill(out, value):
     """out[...] = value: a fill kernel over contiguous storage, else a broadcast copy of one value."""
     if out.flags.c_contiguous and out.dtype == BFLOAT16:  # its bits, rounded on the host as the CPU's np.full
-        target.launch(_fill_kernel("uint16"), out.size, out.flat_buffer().view(np.uint16),
+        target.launch(_fill_kernel("uint16"), out.size, bits(out.flat_buffer()),
                       np.asarray(value, BFLOAT16).view(np.uint16)[()])
     elif out.flags.c_contiguous:
         target.launch(_fill_kernel(out.dtype.name), out.size, out.flat_buffer(), out.dtype.type(value))
@@ -420,38 +420,56 @@ def copy_into(dst, src):
         return
     if dst.ndim > MAX_DIMS:
         raise NotImplementedError(f"CUDA tensors have at most {MAX_DIMS} dims in numgrad")
-    to_bf16, from_bf16 = dst.dtype == BFLOAT16, src.dtype == BFLOAT16
-    if to_bf16 != from_bf16 and (src.dtype if to_bf16 else dst.dtype) != FLOAT32:
-        # bfloat16 converts through float32, as ml_dtypes does (a double rounds twice, as on the CPU)
+    plan = copy_plan(src.dtype, dst.dtype)
+    if plan is None:  # through float32 (bfloat16 as ml_dtypes converts it: a double rounds twice, as on the CPU)
         between = empty(dst.shape, FLOAT32)
         copy_into(between, src)
         copy_into(dst, between)
         return
-    on_bits = to_bf16 != from_bf16  # float32 <-> bfloat16, on their bits
-    if on_bits:
-        convert = "float32_bits_to_bfloat16" if to_bf16 else "bfloat16_to_float32_bits"
-    elif dst.dtype != src.dtype and dst.dtype in WIDER and dst.dtype.kind in "iu":
-        convert = f"np.{dst.dtype.name}"  # wraps, as a GPU's store does (the simulator's NumPy refuses to)
-    else:
-        convert = ""
+    convert, src_view, dst_view = plan
     pad = MAX_DIMS - dst.ndim
     shape = (1,) * pad + dst.shape
     sst = (0,) * pad + src.element_strides()
     dstr = (0,) * pad + dst.element_strides()
-    target.launch(_copy_kernel(convert), n, bits(src.buf, on_bits), src.offset, bits(dst.buf, on_bits), dst.offset,
-                  *shape, *sst, *dstr)
+    target.launch(_copy_kernel(convert), n, _viewed(src.buf, src_view), src.offset, _viewed(dst.buf, dst_view),
+                  dst.offset, *shape, *sst, *dstr)
 
 
-FLOAT32 = np.dtype(np.float32)
-_BITS = {BFLOAT16: np.dtype(np.uint16), FLOAT32: np.dtype(np.uint32)}
+def copy_plan(src_dtype, dst_dtype):
+    """How the copy kernel converts `src_dtype` to `dst_dtype`: (its conversion, the dtypes the source and the
+    destination buffers are viewed as), or None for a copy that goes through float32: bfloat16 from or to a type
+    other than float32, float16 to bool. bfloat16 is always moved as its uint16 bits, float32 as its uint32 bits when converted to or
+    from bfloat16 (cuda_math's rounding)."""
+    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+    if src_dtype == FLOAT16 and dst_dtype == BOOL:  # (NVVM refuses half to i1; through float32, the same truth)
+        return None
+    to_bf16, from_bf16 = dst_dtype == BFLOAT16, src_dtype == BFLOAT16
+    if to_bf16 != from_bf16:
+        if (src_dtype if to_bf16 else dst_dtype) != FLOAT32:
+            return None
+        return ("float32_bits_to_bfloat16", UINT32, UINT16) if to_bf16 else ("bfloat16_to_float32_bits", UINT16, UINT32)
+    if dst_dtype != src_dtype and dst_dtype in WIDER and dst_dtype.kind in "iu":
+        return f"np.{dst_dtype.name}", src_dtype, dst_dtype  # wraps, as a GPU's store does (the simulator's refuses)
+    return "", bits_dtype(src_dtype), bits_dtype(dst_dtype)
 
 
-def bits(buf, convert=False):
-    """Device buffer `buf` as a kernel takes it: bfloat16 as its uint16 bits (kernels move or convert them, never
-    compute on them; ml_dtypes' type is not one Numba's CUDA target is sure to take), float32 as its uint32 bits
-    when a bfloat16 conversion reads or writes it."""
-    dtype = np.dtype(buf.dtype)
-    return buf.view(_BITS[dtype]) if dtype == BFLOAT16 or (convert and dtype in _BITS) else buf
+FLOAT32, UINT16, UINT32 = np.dtype(np.float32), np.dtype(np.uint16), np.dtype(np.uint32)
+FLOAT16, BOOL = np.dtype(np.float16), np.dtype(np.bool_)
+
+
+def bits_dtype(dtype):
+    """The dtype a kernel is given a buffer of `dtype` as: bfloat16 as its uint16 bits (kernels move or convert them,
+    never compute on them; ml_dtypes' type is not one Numba's CUDA target is sure to take), others as they are."""
+    return UINT16 if dtype == BFLOAT16 else np.dtype(dtype)
+
+
+def _viewed(buf, dtype):
+    return buf if buf.dtype == dtype else buf.view(dtype)
+
+
+def bits(buf):
+    """Device buffer `buf` viewed as bits_dtype says."""
+    return _viewed(buf, bits_dtype(np.dtype(buf.dtype)))
 
 
 def _copy_source(convert=""):

@@ -53,7 +53,7 @@ def fmod(x, y):
 
 
 # bfloat16 crosses kernels as its uint16 bits (cuda/array.py's copies): conversions to and from float32's bits,
-# written here so that both targets round as ml_dtypes does (the CPU's storage), NaN included
+# written out rather than left to the GPU's cvt, so that they give the CPU's bits (ml_dtypes' rounding)
 @cuda.jit(device=True, inline="always")
 def bfloat16_to_float32_bits(b):
     return np.uint32(b) << np.uint32(16)
@@ -68,4 +68,5 @@ def float32_bits_to_bfloat16(u):
     return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
 
 
-__all__ = ["math", "np", "cuda", *HELPERS, "bfloat16_to_float32_bits", "float32_bits_to_bfloat16"]  # what generated kernels import with *
+# what generated kernels import with *
+__all__ = ["math", "np", "cuda", *HELPERS, "bfloat16_to_float32_bits", "float32_bits_to_bfloat16"]

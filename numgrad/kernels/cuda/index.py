@@ -326,8 +326,10 @@ def ptx_samples():
     arr = lambda name: (types.boolean if name == "bool" else getattr(types, name))[::1]  # noqa: E731
     walk_scalars = (i64,) * (4 * MAX_DIMS)
     samples = []
-    for dtype in ("bool", "int64", "float32", "float64"):
-        for mode in ("gather", "scatter") + (("scatter_or",) if dtype == "bool" else ("scatter_add",)):
+    # gathers and plain writes move narrow values too (bfloat16 as uint16 bits); accumulation widens them first
+    for dtype in ("bool", "int64", "float32", "float64", "uint8", "int8", "int16", "int32", "float16", "uint16"):
+        adds = ("scatter_or",) if dtype == "bool" else ("scatter_add",) if dtype in ATOMIC_DTYPES else ()
+        for mode in ("gather", "scatter") + adds:
             samples.append((walk_kernel(mode).py_func,
                             (i64, arr(dtype), i64, arr("int64"), arr(dtype), i64) + walk_scalars, f"{mode}-{dtype}"))
     ints = arr("int64")

@@ -156,24 +156,31 @@ COPY_PAIRS = [("float32", "float32"), ("float64", "float32"), ("bool", "float32"
                                                       ("bool", dtype), (dtype, "bool"))]
 
 
-@pytest.mark.parametrize("src,dst", COPY_PAIRS)
-def test_copy_and_fill_kernels_compile_to_ptx(src, dst):
-    """The strided copy for each pair the GPU's copies launch (a copy_plan of None is two of these, through
-    float32), and the fill of each destination dtype."""
+def _numpy_dtype(name):
     import ml_dtypes
     import numpy as np
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+@pytest.mark.parametrize("src,dst", COPY_PAIRS)
+def test_copy_kernels_compile_to_ptx(src, dst):
+    """The strided copy for each pair the GPU's copies launch (a copy_plan of None is two of these, through
+    float32)."""
     from numgrad.kernels.cuda import array
-    t = _types()
-    i64 = t.int64
-    to_np = lambda name: np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)  # noqa: E731
-    plan = array.copy_plan(to_np(src), to_np(dst))
-    steps = [plan] if plan is not None else [array.copy_plan(to_np(src), array.FLOAT32),
-                                             array.copy_plan(array.FLOAT32, to_np(dst))]
+    i64 = _types().int64
+    plan = array.copy_plan(_numpy_dtype(src), _numpy_dtype(dst))
+    steps = [plan] if plan is not None else [array.copy_plan(_numpy_dtype(src), array.FLOAT32),
+                                             array.copy_plan(array.FLOAT32, _numpy_dtype(dst))]
     for convert, src_view, dst_view in steps:
         compile_both(array._copy_kernel(convert), (i64, _arr(src_view.name), i64, _arr(dst_view.name), i64,
                                                    *[i64] * (3 * array.MAX_DIMS)))
-    filled = array.bits_dtype(to_np(dst)).name
-    compile_both(array._fill_kernel(filled), (i64, _arr(filled), _scalar(filled)))
+
+
+@pytest.mark.parametrize("dtype", ("bool", "int64", "float32", "float64", *NARROW))
+def test_fill_kernels_compile_to_ptx(dtype):
+    from numgrad.kernels.cuda import array
+    filled = array.bits_dtype(_numpy_dtype(dtype)).name
+    compile_both(array._fill_kernel(filled), (_types().int64, _arr(filled), _scalar(filled)))
 
 
 def test_bfloat16_conversions_round_on_the_bits():

@@ -7,9 +7,9 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers.cuda_narrow import HALF, NARROW, close, host, np_dtype, pair, same_bits, same_error
 
 import numgrad
-from helpers.cuda_narrow import HALF, NARROW, close, host, np_dtype, pair, same_bits, same_error
 
 ALL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 # values that round differently in each type: ties of bfloat16 and float16, overflow, signed zero, NaN, inf
@@ -89,7 +89,7 @@ def test_reductions(dtype):
     values = (np.arange(24).reshape(2, 3, 4) * 7 % 11 - 4) * (0.375 if dtype in HALF else 1)
     cpu, gpu = pair(values, dtype)
     for k, fn in enumerate(_reduction_calls(dtype)):
-        result = same_error(lambda device: fn(cpu if device == "cpu" else gpu))
+        result = same_error(lambda device, fn=fn: fn(cpu if device == "cpu" else gpu))
         if result is not None:
             (same_bits if k < 15 else close)(*result)
 
@@ -198,7 +198,8 @@ KERNEL_TYPES = {np.dtype(t) for t in (np.bool_, np.int64, np.float32, np.float64
 
 
 def test_only_copies_fills_and_index_kernels_see_narrow_arrays(monkeypatch):
-    from numgrad.kernels.cuda import kernels as target, reduce
+    from numgrad.kernels.cuda import kernels as target
+    from numgrad.kernels.cuda import reduce
     seen = []
     launch, run_reduction = target.launch, reduce.run_reduction
 

@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 import pytest
+from helpers.cuda_narrow import HALF, NARROW, close, pair, same_bits, same_error
 from oracle.ops.test_ops_table import CALLS, DIFFERENTIABLE, NAMES, SCALARS, draw_values
 
 import numgrad
-from helpers.cuda_narrow import HALF, NARROW, close, pair, same_bits, same_error
 from numgrad.spec.table import ELEMENTWISE
 
 # the scalar rules whose results both targets compute exactly alike (selections, sign tests, integer steps)

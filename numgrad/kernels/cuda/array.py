@@ -438,8 +438,8 @@ def copy_into(dst, src):
 def copy_plan(src_dtype, dst_dtype):
     """How the copy kernel converts `src_dtype` to `dst_dtype`: (its conversion, the dtypes the source and the
     destination buffers are viewed as), or None for a copy that goes through float32: bfloat16 from or to a type
-    other than float32, float16 to bool. bfloat16 is always moved as its uint16 bits, float32 as its uint32 bits when converted to or
-    from bfloat16 (cuda_math's rounding)."""
+    other than float32, float16 to bool. bfloat16 is always moved as its uint16 bits, float32 as its uint32 bits
+    when converted to or from bfloat16 (cuda_math's rounding)."""
     src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
     if src_dtype == FLOAT16 and dst_dtype == BOOL:  # (NVVM refuses half to i1; through float32, the same truth)
         return None
@@ -447,7 +447,8 @@ def copy_plan(src_dtype, dst_dtype):
     if to_bf16 != from_bf16:
         if (src_dtype if to_bf16 else dst_dtype) != FLOAT32:
             return None
-        return ("float32_bits_to_bfloat16", UINT32, UINT16) if to_bf16 else ("bfloat16_to_float32_bits", UINT16, UINT32)
+        return ("float32_bits_to_bfloat16", UINT32, UINT16) if to_bf16 else \
+            ("bfloat16_to_float32_bits", UINT16, UINT32)
     if dst_dtype != src_dtype and dst_dtype in WIDER and dst_dtype.kind in "iu":
         return f"np.{dst_dtype.name}", src_dtype, dst_dtype  # wraps, as a GPU's store does (the simulator's refuses)
     return "", bits_dtype(src_dtype), bits_dtype(dst_dtype)

@@ -153,7 +153,8 @@ COPY_PAIRS = [("float32", "float32"), ("float64", "float32"), ("bool", "float32"
               ("float32", "bool"), ("int64", "int64")] + \
     [(src, dst) for dtype in NARROW for src, dst in ((dtype, dtype), ("int64", dtype), (dtype, "int64"),
                                                       ("float32", dtype), (dtype, "float32"), ("float64", dtype),
-                                                      ("bool", dtype), (dtype, "bool"))]
+                                                      ("bool", dtype), (dtype, "bool"))] + \
+    [(src, dst) for src in NARROW for dst in NARROW if src != dst and "float16" in (src, dst)]  # (half <-> integers)
 
 
 def _numpy_dtype(name):

@@ -48,6 +48,16 @@ def test_bfloat16_rounds_as_ml_dtypes():
     np.testing.assert_array_equal(host(gpu).view(np.uint16), values.astype(ml_dtypes.bfloat16).view(np.uint16))
 
 
+@pytest.mark.parametrize("src", ("float16", "bfloat16", "float32", "float64"))
+def test_floats_to_narrow_integers_go_through_int64(src):
+    """torch's c10::convert: -2.5 is 254 as uint8 and 304.0 is 48 (a GPU's cvt would saturate)."""
+    cpu, gpu = pair(np.array([-2.5, 304.0, -129.0, 7.5]), src)
+    for dst, want in (("uint8", [254, 48, 127, 7]), ("int8", [-2, 48, 127, 7]), ("int16", [-2, 304, -129, 7])):
+        gpu_result = gpu.to(getattr(numgrad, dst))
+        same_bits(cpu.to(getattr(numgrad, dst)), gpu_result)
+        assert host(gpu_result).tolist() == want
+
+
 @pytest.mark.parametrize("dtype", NARROW)
 def test_fills_and_creation(dtype):
     d = getattr(numgrad, dtype)

@@ -7,8 +7,8 @@ from numba import cuda
 
 from . import kernels as target, matmul as cuda_matmul, reduce, runtime
 from ..._core.device import CUDA0
-from ..arrays import BFLOAT16, WIDER, is_float, kernel_dtype, length_error
 from ..._core.dtypes import _BY_NP as DTYPES_BY_NUMPY
+from ..arrays import BFLOAT16, WIDER, is_float, kernel_dtype, length_error
 from ...spec.table import ELEMENTWISE, REDUCTIONS
 
 TRANSFERS = {"to_host": 0, "to_device": 0}  # copies between host and GPU, for the no-round-trip tests
@@ -436,8 +436,8 @@ def copy_into(dst, src):
 
 
 def copy_plan(src_dtype, dst_dtype):
-    """How the copy kernel converts `src_dtype` to `dst_dtype`: (its conversion, the dtypes the source and the
-    destination buffers are viewed as), or None for a copy that goes through float32: bfloat16 from or to a type
+    """How the copy kernel converts `src_dtype` to `dst_dtype`: (its conversion, a template of the value read, the
+    dtypes the source and the destination buffers are viewed as), or None for a copy that goes through float32: bfloat16 from or to a type
     other than float32, float16 to bool. bfloat16 is always moved as its uint16 bits, float32 as its uint32 bits
     when converted to or from bfloat16 (cuda_math's rounding)."""
     src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
@@ -447,11 +447,14 @@ def copy_plan(src_dtype, dst_dtype):
     if to_bf16 != from_bf16:
         if (src_dtype if to_bf16 else dst_dtype) != FLOAT32:
             return None
-        return ("float32_bits_to_bfloat16", UINT32, UINT16) if to_bf16 else \
-            ("bfloat16_to_float32_bits", UINT16, UINT32)
+        return ("float32_bits_to_bfloat16({})", UINT32, UINT16) if to_bf16 else \
+            ("bfloat16_to_float32_bits({})", UINT16, UINT32)
     if dst_dtype != src_dtype and dst_dtype in WIDER and dst_dtype.kind in "iu":
-        return f"np.{dst_dtype.name}", src_dtype, dst_dtype  # wraps, as a GPU's store does (the simulator's refuses)
-    return "", bits_dtype(src_dtype), bits_dtype(dst_dtype)
+        # wraps, as a GPU's store does (the simulator's NumPy refuses to); a float goes through int64 first, as
+        # c10::convert does (-2.5 is 254 as uint8 where the GPU's cvt would saturate to 0)
+        read = "np.int64({})" if src_dtype.kind == "f" else "{}"
+        return f"np.{dst_dtype.name}({read})", src_dtype, dst_dtype
+    return "{}", bits_dtype(src_dtype), bits_dtype(dst_dtype)
 
 
 FLOAT32, UINT16, UINT32 = np.dtype(np.float32), np.dtype(np.uint16), np.dtype(np.uint32)
@@ -473,7 +476,7 @@ def bits(buf):
     return _viewed(buf, bits_dtype(np.dtype(buf.dtype)))
 
 
-def _copy_source(convert=""):
+def _copy_source(convert="{}"):
     dims = range(MAX_DIMS)
     shape = ", ".join(f"d{k}" for k in dims)
     sst = ", ".join(f"s{k}" for k in dims)
@@ -483,14 +486,14 @@ def _copy_source(convert=""):
     return (f"{target.HEADER}\n\n{target.KERNEL_DECORATOR}\n"
             f"def kernel(n, src, src_offset, dst, dst_offset, {shape}, {sst}, {dst}):\n"
             f"    {target.GRID_LOOP}\n        r = i\n        ps = src_offset\n        pd = dst_offset\n{walk}"
-            f"        dst[pd] = {convert}(src[ps])\n")
+            f"        dst[pd] = {convert.format('src[ps]')}\n")
 
 
-def _copy_kernel(convert=""):
+def _copy_kernel(convert="{}"):
     """One source for every dtype pair (Numba specialises it per argument types, and casts on the store); a
     bfloat16 conversion (cuda_math's, on bits) or a cast to a narrow integer is a source of its own."""
-    return target.source_kernel("cuda_strided_copy" + (f"_{convert.removeprefix('np.')}" if convert else ""),
-                                _copy_source(convert))
+    label = "".join(c for c in convert.replace("np.", "").replace("(", "_") if c.isalnum() or c == "_").strip("_")
+    return target.source_kernel("cuda_strided_copy" + (f"_{label}" if label else ""), _copy_source(convert))
 
 
 def _fill_kernel(dtype_name):

@@ -190,8 +190,8 @@ def test_bfloat16_conversions_round_on_the_bits():
     from numgrad.kernels.cuda import array
     t = _types()
     i64 = t.int64
-    for convert, src, dst in (("float32_bits_to_bfloat16", "uint32", "uint16"),
-                              ("bfloat16_to_float32_bits", "uint16", "uint32")):
+    for convert, src, dst in (("float32_bits_to_bfloat16({})", "uint32", "uint16"),
+                              ("bfloat16_to_float32_bits({})", "uint16", "uint32")):
         kernel = array._copy_kernel(convert)
         ptx, _ = cuda.compile_ptx(kernel.py_func, (i64, _arr(src), i64, _arr(dst), i64, *[i64] * (3 * array.MAX_DIMS)),
                                   cc=(8, 0))

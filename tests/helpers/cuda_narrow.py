@@ -7,9 +7,11 @@ import numgrad
 
 NARROW = ("uint8", "int8", "int16", "int32", "float16", "bfloat16")
 HALF = ("float16", "bfloat16")
-# one unit in the last place of each float type, relative: the float32 transcendental functions of the GPU (or of
-# the simulator's double math) may differ from the CPU's in the last bit, and a rounding to half rarely hides it
-ULP = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+# one unit in the last place of each half type, relative: the float32 transcendental functions of the GPU (or of
+# the simulator's double math) may differ from the CPU's in the last bits, and a rounding to half rarely hides it;
+# a float32 result (an integer's exp) gets the float32 tolerance of tests/cuda/test_cuda_ops.py (libdevice's
+# functions are within a few ulps, not correctly rounded)
+ULP = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 1e-5, "float64": 2.0 ** -52}
 
 
 def np_dtype(name):

@@ -125,7 +125,8 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
     if any(shape[a] == 0 for a in axes):
         values = dispatch.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
     elif axes and STATE.fusion and 0 not in shape and axes == tuple(range(axes[0], len(shape))) and\
-            out_dtype.is_floating_point == t._dtype.is_floating_point and not lazy.is_small_and_computed(t):
+            out_dtype.is_floating_point == t._dtype.is_floating_point and _fold_leaf(t) and\
+            not lazy.is_small_and_computed(t):
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
         acc = "float64" if out_dtype.is_floating_point else "int64"
@@ -221,6 +222,12 @@ def prod(t, dim=None, keepdim=False, dtype=None):
     return out
 
 
+def _fold_leaf(t):
+    """Whether the fused fold takes `t`: lazy.tensor_value widens a narrow dtype's host array only, so a GPU one
+    folds through dispatch.reduce (which widens it, the same sums)."""
+    return not (t._dtype.is_narrow and t.is_cuda)
+
+
 def _check_nonempty(t, axes, op, whole, given=None):
     """torch's errors for selecting from nothing, worded for the op the user called; amax and amin name a
     dim as it was `given`, max, min, argmax and argmin the wrapped one."""
@@ -242,7 +249,7 @@ def _select(name, t, axes, op, whole, want_index=False, given=None):
     shape = t._shape
     # trailing dims: the vectorised fused fold (not over an empty tensor: a fused program needs an element)
     if not want_index and axes and t._dtype.is_floating_point and STATE.fusion and 0 not in shape and\
-            axes == tuple(range(axes[0], len(shape))):
+            axes == tuple(range(axes[0], len(shape))) and _fold_leaf(t):
         values = lazy.fold_region(t, axes[0], name, lazy.KERNEL_DTYPE[t._dtype.kernel.np])
         return dispatch.asarray(values, t._dtype.np).reshape(_kept_shape(shape, axes, False)), None
     return _fold(name, t._data, axes, t._dtype.np, want_index)

@@ -7,7 +7,8 @@ from numba import cuda
 
 from . import kernels as target, matmul as cuda_matmul, reduce, runtime
 from ..._core.device import CUDA0
-from ..arrays import length_error
+from ..._core.dtypes import _BY_NP as DTYPES_BY_NUMPY
+from ..arrays import BFLOAT16, WIDER, is_float, kernel_dtype, length_error
 from ...spec.table import ELEMENTWISE, REDUCTIONS
 
 TRANSFERS = {"to_host": 0, "to_device": 0}  # copies between host and GPU, for the no-round-trip tests
@@ -178,12 +179,12 @@ class DeviceArray:
         axes = tuple(sorted(a % self.ndim for a in axes)) if self.ndim else ()
         kept = tuple(1 if i in axes else d for i, d in enumerate(self.shape)) if keepdims else\
             tuple(d for i, d in enumerate(self.shape) if i not in axes)
-        acc = "float64" if self.dtype.kind == "f" else "int64"
-        want = dtype or (self.dtype if self.dtype.kind == "f" else np.dtype(np.int64))
+        acc = "float64" if is_float(self.dtype) else "int64"
+        want = dtype or (self.dtype if is_float(self.dtype) else np.dtype(np.int64))
         if not axes or not self.size:
             return (self.astype(acc) if axes else self.astype(want)).reshape(kept) if self.size else\
                 zeros(kept, want)
-        x, outer, K, inner = reduce.layout(self, axes)
+        x, outer, K, inner = reduce.layout(self.astype(kernel_dtype(self.dtype), copy=False), axes)
         out, _ = reduce.run_reduction("sum", REDUCTIONS["sum"].update, x, outer, K, inner, acc)
         return DeviceArray(out, kept).astype(want, copy=False)
 
@@ -284,7 +285,8 @@ class DeviceArray:
         copy_into(out, self)
         return out
 
-    def astype(self, dtype, copy=True):
+    def astype(self, dtype, copy=True, order="K"):
+        """A copy cast to `dtype` (C order whatever `order` says: GPU results are C order)."""
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
@@ -397,7 +399,10 @@ def from_host(arr):
 
 def fill(out, value):
     """out[...] = value: a fill kernel over contiguous storage, else a broadcast copy of one value."""
-    if out.flags.c_contiguous:
+    if out.flags.c_contiguous and out.dtype == BFLOAT16:  # its bits, rounded on the host as the CPU's np.full
+        target.launch(_fill_kernel("uint16"), out.size, bits(out.flat_buffer()),
+                      np.asarray(value, BFLOAT16).view(np.uint16)[()])
+    elif out.flags.c_contiguous:
         target.launch(_fill_kernel(out.dtype.name), out.size, out.flat_buffer(), out.dtype.type(value))
     else:
         copy_into(out, from_host(np.full(1, value, out.dtype)).reshape(()))
@@ -415,15 +420,63 @@ def copy_into(dst, src):
         return
     if dst.ndim > MAX_DIMS:
         raise NotImplementedError(f"CUDA tensors have at most {MAX_DIMS} dims in numgrad")
+    plan = copy_plan(src.dtype, dst.dtype)
+    if plan is None:  # through float32 (bfloat16 as ml_dtypes converts it: a double rounds twice, as on the CPU)
+        between = empty(dst.shape, FLOAT32)
+        copy_into(between, src)
+        copy_into(dst, between)
+        return
+    convert, src_view, dst_view = plan
     pad = MAX_DIMS - dst.ndim
     shape = (1,) * pad + dst.shape
     sst = (0,) * pad + src.element_strides()
     dstr = (0,) * pad + dst.element_strides()
-    kernel = _copy_kernel(src.dtype.name, dst.dtype.name)
-    target.launch(kernel, n, src.buf, src.offset, dst.buf, dst.offset, *shape, *sst, *dstr)
+    target.launch(_copy_kernel(convert), n, _viewed(src.buf, src_view), src.offset, _viewed(dst.buf, dst_view),
+                  dst.offset, *shape, *sst, *dstr)
 
 
-def _copy_source():
+def copy_plan(src_dtype, dst_dtype):
+    """How the copy kernel converts `src_dtype` to `dst_dtype`: (its conversion, a template of the value read, the
+    dtypes the source and the destination buffers are viewed as), or None for a copy that goes through float32: bfloat16 from or to a type
+    other than float32, float16 to bool. bfloat16 is always moved as its uint16 bits, float32 as its uint32 bits
+    when converted to or from bfloat16 (cuda_math's rounding)."""
+    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+    if src_dtype == FLOAT16 and dst_dtype == BOOL:  # (NVVM refuses half to i1; through float32, the same truth)
+        return None
+    to_bf16, from_bf16 = dst_dtype == BFLOAT16, src_dtype == BFLOAT16
+    if to_bf16 != from_bf16:
+        if (src_dtype if to_bf16 else dst_dtype) != FLOAT32:
+            return None
+        return ("float32_bits_to_bfloat16({})", UINT32, UINT16) if to_bf16 else \
+            ("bfloat16_to_float32_bits({})", UINT16, UINT32)
+    if dst_dtype != src_dtype and dst_dtype in WIDER and dst_dtype.kind in "iu":
+        # wraps, as a GPU's store does (the simulator's NumPy refuses to); a float goes through int64 first, as
+        # c10::convert does (-2.5 is 254 as uint8 where the GPU's cvt would saturate to 0)
+        read = "np.int64({})" if src_dtype.kind == "f" else "{}"
+        return f"np.{dst_dtype.name}({read})", src_dtype, dst_dtype
+    return "{}", bits_dtype(src_dtype), bits_dtype(dst_dtype)
+
+
+FLOAT32, UINT16, UINT32 = np.dtype(np.float32), np.dtype(np.uint16), np.dtype(np.uint32)
+FLOAT16, BOOL = np.dtype(np.float16), np.dtype(np.bool_)
+
+
+def bits_dtype(dtype):
+    """The dtype a kernel is given a buffer of `dtype` as: bfloat16 as its uint16 bits (kernels move or convert them,
+    never compute on them; ml_dtypes' type is not one Numba's CUDA target is sure to take), others as they are."""
+    return UINT16 if dtype == BFLOAT16 else np.dtype(dtype)
+
+
+def _viewed(buf, dtype):
+    return buf if buf.dtype == dtype else buf.view(dtype)
+
+
+def bits(buf):
+    """Device buffer `buf` viewed as bits_dtype says."""
+    return _viewed(buf, bits_dtype(np.dtype(buf.dtype)))
+
+
+def _copy_source(convert="{}"):
     dims = range(MAX_DIMS)
     shape = ", ".join(f"d{k}" for k in dims)
     sst = ", ".join(f"s{k}" for k in dims)
@@ -433,12 +486,14 @@ def _copy_source():
     return (f"{target.HEADER}\n\n{target.KERNEL_DECORATOR}\n"
             f"def kernel(n, src, src_offset, dst, dst_offset, {shape}, {sst}, {dst}):\n"
             f"    {target.GRID_LOOP}\n        r = i\n        ps = src_offset\n        pd = dst_offset\n{walk}"
-            f"        dst[pd] = src[ps]\n")
+            f"        dst[pd] = {convert.format('src[ps]')}\n")
 
 
-def _copy_kernel(src_dtype, dst_dtype):
-    # one source for every dtype pair: Numba specialises it per argument types (and casts on the store)
-    return target.source_kernel("cuda_strided_copy", _copy_source())
+def _copy_kernel(convert="{}"):
+    """One source for every dtype pair (Numba specialises it per argument types, and casts on the store); a
+    bfloat16 conversion (cuda_math's, on bits) or a cast to a narrow integer is a source of its own."""
+    label = "".join(c for c in convert.replace("np.", "").replace("(", "_") if c.isalnum() or c == "_").strip("_")
+    return target.source_kernel("cuda_strided_copy" + (f"_{label}" if label else ""), _copy_source(convert))
 
 
 def _fill_kernel(dtype_name):
@@ -474,6 +529,13 @@ def arithmetic(name, *operands, out=None):
     arrays = [v for v in operands if isinstance(v, DeviceArray)]
     shape = np.broadcast_shapes(*(v.shape for v in arrays))
     dtype = np.result_type(*(v.dtype for v in arrays))
+    if dtype in WIDER:  # computed in its kernel type and stored back (rounded, or wrapped), as on the CPU
+        wide = arithmetic(name, *(v.astype(WIDER[dtype]) if isinstance(v, DeviceArray) else v for v in operands))
+        result = wide if entry.kind == "compare" else wide.astype(dtype)
+        if out is None:
+            return result
+        copy_into(out, result)
+        return out
     args = [v.broadcast_to(shape).contiguous(dtype).flat_buffer() if isinstance(v, DeviceArray) else dtype.type(v)
             for v in operands]
     n = math.prod(shape)
@@ -491,9 +553,12 @@ def arithmetic(name, *operands, out=None):
 def matmul(a, b):
     """np.matmul for DeviceArrays (float32/float64): the tiled shared-memory kernel of
     kernels/cuda/matmul.py reading transposed and broadcast operands in place through their strides."""
+    if a.dtype == b.dtype and a.dtype in WIDER and is_float(a.dtype):
+        # half types accumulate in float and round once, as cuBLAS does for torch (and the CPU's BLAS path)
+        return matmul(a.astype(FLOAT32), b.astype(FLOAT32)).astype(a.dtype)
     if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64"):
-        kind = a.dtype if a.dtype != b.dtype else a.dtype.name
-        raise RuntimeError(f'"addmm_cuda" not implemented for \'{_TORCH_WORD.get(str(kind), kind)}\'')
+        word = DTYPES_BY_NUMPY[a.dtype].word if a.dtype in DTYPES_BY_NUMPY else a.dtype
+        raise RuntimeError(f'"addmm_cuda" not implemented for \'{word}\'')
     drop_first, drop_last = a.ndim == 1, b.ndim == 1
     if drop_first:
         a = a.expand_dims(0)
@@ -517,5 +582,3 @@ def matmul(a, b):
     shape = batch_shape + ((M,) if not drop_first else ()) + ((N,) if not drop_last else ())
     return out.reshape(shape)
 
-
-_TORCH_WORD = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}

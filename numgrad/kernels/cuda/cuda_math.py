@@ -52,4 +52,21 @@ def fmod(x, y):
     return math.fmod(x, y)
 
 
-__all__ = ["math", "np", "cuda", *HELPERS]  # what generated kernels import with *
+# bfloat16 crosses kernels as its uint16 bits (cuda/array.py's copies): conversions to and from float32's bits,
+# written out rather than left to the GPU's cvt, so that they give the CPU's bits (ml_dtypes' rounding)
+@cuda.jit(device=True, inline="always")
+def bfloat16_to_float32_bits(b):
+    return np.uint32(b) << np.uint32(16)
+
+
+@cuda.jit(device=True, inline="always")
+def float32_bits_to_bfloat16(u):
+    # round to nearest even; a NaN becomes the quiet NaN of its sign (ml_dtypes; the GPU's cvt.rn.bf16.f32 would
+    # drop the sign)
+    if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
+        return np.uint16(((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0))
+    return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
+
+# what generated kernels import with *
+__all__ = ["math", "np", "cuda", *HELPERS, "bfloat16_to_float32_bits", "float32_bits_to_bfloat16"]

@@ -4,7 +4,8 @@ import math
 import numpy as np
 
 from . import kernels as target
-from .array import DeviceArray, empty, from_host, full
+from .array import DeviceArray, bits, copy_into, empty, from_host, full
+from ..arrays import WIDER
 from .array import _c_strides as byte_strides
 
 MAX_DIMS = 8
@@ -132,7 +133,7 @@ def walk(mode, shape, a, a_offset, a_strides, off, off_strides, b, b_offset, b_s
         raise NotImplementedError(f"CUDA tensors have at most {MAX_DIMS} dims in numgrad")
     pad = (0,) * (MAX_DIMS - len(shape))
     args = [(1,) * len(pad) + tuple(shape)] + [pad + tuple(s) for s in (a_strides, off_strides, b_strides)]
-    target.launch(walk_kernel(mode), _i64(n), a, _i64(a_offset), off, b, _i64(b_offset),
+    target.launch(walk_kernel(mode), _i64(n), bits(a), _i64(a_offset), off, bits(b), _i64(b_offset),
                   *[_i64(v) for group in args for v in group])
 
 
@@ -261,12 +262,24 @@ def put(region, adv, values, accumulate):
     if not math.prod(result):
         return
     values = values.broadcast_to(result).astype(region.dtype, copy=False)
+    if accumulate and region.dtype in WIDER:
+        _add_widened(region, lambda wide: put(wide, adv, values, True))
+        return
     off = _offsets(region, adv, arrays, bshape)
     strides, ost = region.element_strides(), iter(_c_strides(bshape))
     b_strides = [strides[k] if k is not None else 0 for k in walked]
     off_strides = [0 if k is not None else next(ost) for k in walked]
     walk(scatter_mode(region.dtype, accumulate), result, values.buf, values.offset, values.element_strides(),
          off.buf, off_strides, region.buf, region.offset, b_strides)
+
+
+def _add_widened(region, add):
+    """add(wide) on a copy of narrow `region` in its kernel type, stored back: atomics add 32- and 64-bit values
+    only. Integers wrap as adds in their own type would; a half type rounds once per element, where the CPU rounds
+    after each add of a repeated index (the GPU's atomics add in no fixed order anyway)."""
+    wide = region.astype(WIDER[region.dtype])
+    add(wide)
+    copy_into(region, wide)
 
 
 def _along(data, index, dim):
@@ -297,6 +310,9 @@ def scatter_along_axis(data, index, dim, values, accumulate):
     if not index.size:
         return
     values = values.broadcast_to(index.shape).astype(data.dtype, copy=False)
+    if accumulate and data.dtype in WIDER:
+        _add_widened(data, lambda wide: scatter_along_axis(wide, index, dim, values, True))
+        return
     off, strides = _along(data, index, dim)
     walk(scatter_mode(data.dtype, accumulate), index.shape, values.buf, values.offset, values.element_strides(),
          off.buf, _c_strides(index.shape), data.buf, data.offset, strides)
@@ -310,8 +326,10 @@ def ptx_samples():
     arr = lambda name: (types.boolean if name == "bool" else getattr(types, name))[::1]  # noqa: E731
     walk_scalars = (i64,) * (4 * MAX_DIMS)
     samples = []
-    for dtype in ("bool", "int64", "float32", "float64"):
-        for mode in ("gather", "scatter") + (("scatter_or",) if dtype == "bool" else ("scatter_add",)):
+    # gathers and plain writes move narrow values too (bfloat16 as uint16 bits); accumulation widens them first
+    for dtype in ("bool", "int64", "float32", "float64", "uint8", "int8", "int16", "int32", "float16", "uint16"):
+        adds = ("scatter_or",) if dtype == "bool" else ("scatter_add",) if dtype in ATOMIC_DTYPES else ()
+        for mode in ("gather", "scatter") + adds:
             samples.append((walk_kernel(mode).py_func,
                             (i64, arr(dtype), i64, arr("int64"), arr(dtype), i64) + walk_scalars, f"{mode}-{dtype}"))
     ints = arr("int64")

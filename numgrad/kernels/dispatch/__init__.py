@@ -354,8 +354,8 @@ def reduce(name, entry, data, axes, acc_dtype, kept, want_index=False):
 
 
 def _reduce(name, entry, data, axes, acc_dtype, kept, want_index):
+    data, acc_dtype = widened(data), kernel_dtype(acc_dtype)  # (narrow dtypes fold in their kernel type)
     if not on_gpu(data):
-        data, acc_dtype = widened(data), kernel_dtype(acc_dtype)
         combine = getattr(np, entry.combine) if entry.combine else None
         out, idx = cpu_kernels.run_reduction(name, entry.update, data, axes, acc_dtype, combine, want_index)
         return out.reshape(kept), idx.reshape(kept)
@@ -372,7 +372,8 @@ def float_sum(entry, data, axes, out_dtype, kept):
     On the host one recorded call (a bias gradient's column sum: three replay entries were one)."""
     if on_gpu(data):
         values, _ = reduce("sum", entry, data, axes, np.float64, kept)
-        return asarray(numpy_op(np.add, values, 0.0), out_dtype)
+        # a half type: torch's float sum, rounded once (as _host_float_sum)
+        return asarray(asarray(numpy_op(np.add, values, 0.0), kernel_dtype(out_dtype)), out_dtype)
     return tape.call_into("out", _host_float_sum, entry, data, axes, np.dtype(out_dtype), kept)
 
 

@@ -79,6 +79,16 @@ def test_op_kernels_compile_to_ptx(name, dtype):
         compile_both(*backward)
 
 
+# narrow integers compute in int64 kernels (half types in the float32 ones above): the entries that take integers
+INT_CASES = sorted(name for name, entry in ELEMENTWISE.items() if entry.kind != "float" and "int64" not in entry.refuses
+                   and not name.startswith("logical_"))
+
+
+@pytest.mark.parametrize("name", INT_CASES)
+def test_integer_op_kernels_compile_to_ptx(name):
+    compile_both(*_forward(name, "int64"))
+
+
 def _fused_program(dtype):
     """A region like the benchmark's chain: full and one-value leaves, a host scalar, several steps and
     two outputs (as a fused backward writes)."""
@@ -138,15 +148,54 @@ def test_optimizer_kernels_compile_to_ptx(name, dtype):
     compile_both(kernel, (t.int64, *sig))
 
 
-@pytest.mark.parametrize("src,dst", [("float32", "float32"), ("float64", "float32"), ("bool", "float32"),
-                                     ("int64", "float64"), ("float32", "bool"), ("int64", "int64")])
-def test_copy_and_fill_kernels_compile_to_ptx(src, dst):
+NARROW = ("uint8", "int8", "int16", "int32", "float16", "bfloat16")
+COPY_PAIRS = [("float32", "float32"), ("float64", "float32"), ("bool", "float32"), ("int64", "float64"),
+              ("float32", "bool"), ("int64", "int64")] + \
+    [(src, dst) for dtype in NARROW for src, dst in ((dtype, dtype), ("int64", dtype), (dtype, "int64"),
+                                                      ("float32", dtype), (dtype, "float32"), ("float64", dtype),
+                                                      ("bool", dtype), (dtype, "bool"))] + \
+    [(src, dst) for src in NARROW for dst in NARROW if src != dst and "float16" in (src, dst)]  # (half <-> integers)
+
+
+def _numpy_dtype(name):
+    import ml_dtypes
+    import numpy as np
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+@pytest.mark.parametrize("src,dst", COPY_PAIRS)
+def test_copy_kernels_compile_to_ptx(src, dst):
+    """The strided copy for each pair the GPU's copies launch (a copy_plan of None is two of these, through
+    float32)."""
+    from numgrad.kernels.cuda import array
+    i64 = _types().int64
+    plan = array.copy_plan(_numpy_dtype(src), _numpy_dtype(dst))
+    steps = [plan] if plan is not None else [array.copy_plan(_numpy_dtype(src), array.FLOAT32),
+                                             array.copy_plan(array.FLOAT32, _numpy_dtype(dst))]
+    for convert, src_view, dst_view in steps:
+        compile_both(array._copy_kernel(convert), (i64, _arr(src_view.name), i64, _arr(dst_view.name), i64,
+                                                   *[i64] * (3 * array.MAX_DIMS)))
+
+
+@pytest.mark.parametrize("dtype", ("bool", "int64", "float32", "float64", *NARROW))
+def test_fill_kernels_compile_to_ptx(dtype):
+    from numgrad.kernels.cuda import array
+    filled = array.bits_dtype(_numpy_dtype(dtype)).name
+    compile_both(array._fill_kernel(filled), (_types().int64, _arr(filled), _scalar(filled)))
+
+
+def test_bfloat16_conversions_round_on_the_bits():
+    """The bfloat16 copies read and write integer bits: no cvt to or from bf16 (which would drop a NaN's sign)."""
+    from numba import cuda
     from numgrad.kernels.cuda import array
     t = _types()
     i64 = t.int64
-    copy = array._copy_kernel(src, dst)
-    compile_both(copy, (i64, _arr(src), i64, _arr(dst), i64, *[i64] * (3 * array.MAX_DIMS)))
-    compile_both(array._fill_kernel(dst), (i64, _arr(dst), _scalar(dst)))
+    for convert, src, dst in (("float32_bits_to_bfloat16({})", "uint32", "uint16"),
+                              ("bfloat16_to_float32_bits({})", "uint16", "uint32")):
+        kernel = array._copy_kernel(convert)
+        ptx, _ = cuda.compile_ptx(kernel.py_func, (i64, _arr(src), i64, _arr(dst), i64, *[i64] * (3 * array.MAX_DIMS)),
+                                  cc=(8, 0))
+        assert "bf16" not in ptx and ".f32" not in ptx, convert
 
 
 # ---- the hand-written kernel modules list their own samples: (kernel py_func, signature[, label]) ----

@@ -295,7 +295,11 @@ class DeviceArray:
     def to_host(self):
         """The values as a NumPy array: the only device-to-host copy."""
         TRANSFERS["to_host"] += 1
-        return self.flat_buffer().copy_to_host().reshape(self.shape) if self.size else np.empty(self.shape, self.dtype)
+        if not self.size:
+            return np.empty(self.shape, self.dtype)
+        if self.dtype == BFLOAT16:  # the driver copies through the buffer protocol, which has no bfloat16: its bits
+            return self.flat_buffer().view(UINT16).copy_to_host().view(BFLOAT16).reshape(self.shape)
+        return self.flat_buffer().copy_to_host().reshape(self.shape)
 
     def pointer(self):
         if target.SIMULATOR:  # the simulator's device memory is host memory
@@ -394,6 +398,8 @@ def from_host(arr):
     arr = np.asarray(arr)
     shape = arr.shape  # (np.ascontiguousarray would make a 0-d array 1-d)
     flat = arr.reshape(-1).copy() if arr.size else np.zeros(1, arr.dtype)
+    if flat.dtype == BFLOAT16:  # moved as its bits (the driver's copy takes no bfloat16 buffer), then viewed back
+        return DeviceArray(runtime.track(cuda.to_device(flat.view(UINT16)).view(BFLOAT16)), shape)
     return DeviceArray(runtime.track(cuda.to_device(flat)), shape)
 
 
@@ -449,10 +455,12 @@ def copy_plan(src_dtype, dst_dtype):
             return None
         return ("float32_bits_to_bfloat16({})", UINT32, UINT16) if to_bf16 else \
             ("bfloat16_to_float32_bits({})", UINT16, UINT32)
-    if dst_dtype != src_dtype and dst_dtype in WIDER and dst_dtype.kind in "iu":
+    if dst_dtype != src_dtype and dst_dtype.kind in "iu" and (dst_dtype in WIDER or src_dtype == FLOAT16):
         # wraps, as a GPU's store does (the simulator's NumPy refuses to); a float goes through int64 first, as
-        # c10::convert does (-2.5 is 254 as uint8 where the GPU's cvt would saturate to 0)
-        read = "np.int64({})" if src_dtype.kind == "f" else "{}"
+        # c10::convert does (-2.5 is 254 as uint8 where the GPU's cvt would saturate to 0), and a half through
+        # float32 before that (exact), since the GPU's half-to-integer conversion rounds to nearest (7.5 gave 8
+        # on an H200) where c10::convert truncates
+        read = "np.int64(np.float32({}))" if src_dtype == FLOAT16 else "np.int64({})" if src_dtype.kind == "f" else "{}"
         return f"np.{dst_dtype.name}({read})", src_dtype, dst_dtype
     return "{}", bits_dtype(src_dtype), bits_dtype(dst_dtype)
 

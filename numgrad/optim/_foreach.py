@@ -6,6 +6,7 @@ from itertools import chain
 
 import numpy as np
 
+from ..kernels import dispatch
 from ..kernels.dispatch import optim as optim_kernels
 from ..tensor import Tensor
 
@@ -13,6 +14,7 @@ _DATA = operator.attrgetter("_data")
 _DTYPE = operator.attrgetter("dtype")
 _RAVEL = np.ndarray.ravel
 _SHAPE = operator.attrgetter("shape")
+_STRIDES = operator.attrgetter("strides")
 _is, _is_not = operator.is_, operator.is_not
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _STEP = np.dtype(np.float32)
@@ -40,6 +42,7 @@ class GroupPlan:
     def __init__(self, state, params, datas, dicts, tensors, operands, steps, first, pad):
         self.state, self.params, self.datas, self.dicts = state, params, datas, dicts
         self.n, self.shapes, self.dtypes, self.pad = len(params), [a.shape for a in datas], [a.dtype for a in datas], pad
+        self.strides = [a.strides for a in datas]  # C-contiguous ones (build checked)
         self.value_ids = None if dicts is None else tuple(map(id, chain.from_iterable(map(dict.values, dicts))))
         self.tensors, self.arrays = tensors, tuple(map(_DATA, tensors))
         self.operands, self.steps, self.first = operands, steps, first
@@ -58,10 +61,12 @@ class GroupPlan:
 
     def gradients(self, grads):
         """The gradient arrays as the kernel's padded tuple of flat views, or None where one is not a host array
-        of its parameter's dtype and shape (strided ones are copied: the kernel only reads them)."""
+        of its parameter's dtype and shape (strided ones are read through a C-order copy)."""
         arrays = list(map(_DATA, grads))
         if list(map(_SHAPE, arrays)) != self.shapes:
             return None
+        if list(map(_STRIDES, arrays)) != self.strides:  # (a transposed one, say: copied, as a copy is counted)
+            arrays = list(map(dispatch.contiguous, arrays))
         try:  # (ndarray.ravel refuses any other array class)
             flats = list(map(_RAVEL, arrays))
         except TypeError:

@@ -147,7 +147,8 @@ def main():
     try:
         worker = Worker(sys.argv[1])
         # the libraries this process holds, so the parent can check that no two share it
-        replies.write(json.dumps({"ready": True, "libraries": sorted({"torch", "numgrad", "mygrad", "autograd", "jax"} & set(sys.modules)),
+        held = sorted({"torch", "numgrad", "mygrad", "autograd", "jax"} & set(sys.modules))
+        replies.write(json.dumps({"ready": True, "libraries": held,
                                   "blas": blas_description(sys.argv[1])}) + "\n")
     except Exception as e:
         replies.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")

@@ -41,7 +41,8 @@ class GroupPlan:
 
     def __init__(self, state, params, datas, dicts, tensors, operands, steps, first, pad):
         self.state, self.params, self.datas, self.dicts = state, params, datas, dicts
-        self.n, self.shapes, self.dtypes, self.pad = len(params), [a.shape for a in datas], [a.dtype for a in datas], pad
+        self.n, self.pad = len(params), pad
+        self.shapes, self.dtypes = [a.shape for a in datas], [a.dtype for a in datas]
         self.strides = [a.strides for a in datas]  # C-contiguous ones (build checked)
         self.value_ids = None if dicts is None else tuple(map(id, chain.from_iterable(map(dict.values, dicts))))
         self.tensors, self.arrays = tensors, tuple(map(_DATA, tensors))

@@ -242,3 +242,12 @@ def many(name, operands, scalars):
     usual = USUAL.get(name)
     kernel = (usual(dtype, *scalars) if usual is not None else None) or name
     cpu_optim.run_many(BODIES[kernel], kernel, dtype, operands, scalars)
+
+
+def norms(flats):
+    """The 2-norms of host arrays `flats` (flat, of one float dtype) as an array of that dtype: each the square root
+    of its dot product with itself in BLAS (sdot/ddot: accumulated in the dtype, as torch's norm kernel, and
+    vectorised: a Numba loop over float64 partial sums in a fixed order ran 17x slower, 590 against 35 us for an
+    MLP's 663k gradients, LLVM leaving it scalar)."""
+    # (an array of one element: its norm is its abs for torch, whose square might overflow or underflow)
+    return np.array([np.sqrt(np.dot(f, f)) if f.size != 1 else abs(f[0]) for f in flats], flats[0].dtype)

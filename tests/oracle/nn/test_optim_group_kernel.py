@@ -24,7 +24,8 @@ CASES = [
     ("AdamW", {"weight_decay": 0.1, "lr": 0.01}),
     ("Adagrad", {"lr_decay": 0.1, "weight_decay": 0.1}), ("Adamax", {"weight_decay": 0.1}),
     ("RMSprop", {}), ("RMSprop", {"momentum": 0.5, "centered": True, "weight_decay": 0.1}),
-    ("RAdam", {}), ("RAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1}), ("Adadelta", {"weight_decay": 0.1}),
+    ("RAdam", {}), ("RAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1}),
+    ("Adadelta", {"weight_decay": 0.1}),
 ]
 TOL = {np.float32: {"rtol": 1e-5, "atol": 1e-6}, np.float64: {"rtol": 1e-12, "atol": 1e-13}}
 

@@ -11,7 +11,7 @@ import numpy as np
 
 PEERS = {"mygrad": "mygrad", "autograd": "autograd", "jax.jit": "jax"}  # variant -> the module it needs
 CHAINS = ("chain 3 (tiny)", "chain 10^4", "chain 10M")
-SMALL_MLP = "small MLP step 32x64-128-10 SGD"
+SMALL_MLP = "small MLP step SGD"
 SUPPORTED = {peer: (*CHAINS, SMALL_MLP) for peer in PEERS}
 
 

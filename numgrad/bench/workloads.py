@@ -224,7 +224,7 @@ WORKLOADS = {
                                      0, 10, 3),
     "softmax 4096x1024": Workload(softmax, lambda r: [r.standard_normal((4096, 1024)).astype(np.float32),
                                                       r.standard_normal((4096, 1024)).astype(np.float32)], 0, 12, 5),
-    "small MLP step 32x64-128-10 SGD": _built(train_step, _small_mlp_build, 500, 100),
+    "small MLP step SGD": _built(train_step, _small_mlp_build, 500, 100),  # batch 32, 64-128-10, plain SGD
     "MLP step SGD-momentum": _built(train_step, _mlp_build("SGD"), 20, 10, _mlp_gemm_floor),
     "MLP step Adam": _built(train_step, _mlp_build("Adam"), 20, 10, _mlp_gemm_floor),
     "convnet step 32x28x28": _built(train_step, _cnn_build, 20, 10),

@@ -47,8 +47,9 @@ def run(body, name, p, *args):
 # A kernel over a tuple of CHUNK arrays per operand: one Numba call updates CHUNK parameters (a call costs ~1 us
 # plus ~50 ns per array, against ~3 us per parameter one at a time). The tuple's length is part of the kernel's
 # type, so every group is cut into chunks of CHUNK (padded with empty arrays): one signature per body and dtype.
-# (A chunk of 8 compiled in 0.6 s, 16 in 1.1 s, 64 in 4.3 s; 8 covers an MLP's parameters in one call.)
-CHUNK = 8
+# Its first compile grows with CHUNK (Adam's, Numba warm: 4 -> 0.8 s, 8 -> 1.2 s, against 0.2-0.3 s for the
+# one-parameter kernel): 4 covers a two-layer MLP's parameters in one call.
+CHUNK = 4
 
 
 def many_kernel_source(body, dtype_name):

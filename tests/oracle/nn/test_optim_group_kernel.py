@@ -11,7 +11,7 @@ import torch
 import numgrad
 from numgrad.kernels.dispatch import optim as dispatch_optim
 
-# ten parameters: two calls of the eight-parameter kernel
+# ten parameters: three chunks of the four-parameter kernel
 SHAPES = [(5, 7), (7,), (3, 3, 2), (1,), (40,), (), (2, 2), (3,), (0,), (6,)]
 
 CASES = [
@@ -73,7 +73,7 @@ def _same(ours, single, theirs, dtype):
 def test_group_step_is_bitwise_the_one_at_a_time_step_and_torchs(many_calls, dtype, cls, kw):
     init, grads = _arrays(dtype, 3)
     grouped, opt = _run(numgrad, cls, kw, init, grads)
-    assert many_calls == [16] * 4  # ten parameters padded to two chunks of eight, one call a step
+    assert many_calls == [12] * 4  # ten parameters padded to three chunks of four, one call a step
     single, _ = _run(numgrad, cls, kw, init, grads, one_at_a_time=True)
     theirs, topt = _run(torch, cls, kw, init, grads)
     _same(grouped, single, theirs, dtype)

@@ -99,7 +99,7 @@ def build(opt, group, params, grads, keys):
     state of other shapes or kinds."""
     datas = [p._data for p in params]
     dtype = datas[0].dtype
-    if dtype not in _FLOATS:
+    if dtype not in _FLOATS or len({id(p) for p in params}) != len(params):  # (a duplicate steps twice, in turn)
         return None
     flats = [_host_flat(a, dtype, a.shape) for a in datas]
     if any(f is None or f.size >= optim_kernels.PARALLEL_MIN for f in flats):

@@ -195,3 +195,20 @@ def test_the_step_bumps_each_parameters_version():
     opt.step()
     opt.step()
     assert (p._version, q._version) == (before[0] + 2, before[1] + 2)
+
+
+def test_a_parameter_listed_twice_steps_twice_as_torchs():
+    results = []
+    for lib in (numgrad, torch):
+        p = lib.tensor(np.linspace(-1, 1, 5, dtype=np.float32), requires_grad=True)
+        q = lib.tensor(np.ones(3, np.float32), requires_grad=True)
+        with pytest.warns(UserWarning, match="duplicate parameters"):
+            opt = lib.optim.Adam([p, q, p], lr=0.1)
+        for _ in range(3):
+            p.grad, q.grad = lib.ones_like(p), lib.ones_like(q) * 2
+            opt.step()
+        results.append((p.detach().numpy().copy(), q.detach().numpy().copy(), float(opt.state[p]["step"])))
+    (a, b, n), (ta, tb, tn) = results
+    assert n == tn == 6.0
+    np.testing.assert_allclose(a, ta, rtol=1e-6)
+    np.testing.assert_allclose(b, tb, rtol=1e-6)

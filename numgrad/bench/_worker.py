@@ -1,5 +1,6 @@
 """A timing worker: one process for one variant (torch eager, torch.compile, numgrad fused, unfused,
-numgrad.compile, or NumPy's GEMM floor), asked over stdin to time one round of one workload at a time.
+numgrad.compile, NumPy's GEMM floor, or a peer: MyGrad, HIPS autograd, jax.jit), asked over stdin to time one
+round of one workload at a time.
 
 Run by path (`python numgrad/bench/_worker.py VARIANT`), not with -m: importing numgrad.bench would import
 numgrad into a torch worker, and the project rule is one library per process (numgrad's threads, torch's
@@ -19,12 +20,14 @@ try:  # optional (scikit-learn, in the test extra, brings it): which BLAS kernel
 except ImportError:
     threadpoolctl = None
 
-VARIANTS = ("torch", "torch.compile", "numgrad", "numgrad unfused", "numgrad.compile", "numpy floor")
+VARIANTS = ("torch", "torch.compile", "numgrad", "numgrad unfused", "numgrad.compile", "numpy floor", "mygrad",
+            "autograd", "jax.jit")
 
 
-def _load_workloads():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads.py")
-    spec = importlib.util.spec_from_file_location("numgrad_bench_workloads", path)
+def _load(file):
+    """One of the benchmark's own files (workloads.py, peers.py), loaded by path: not through numgrad.bench."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
+    spec = importlib.util.spec_from_file_location("numgrad_bench_" + file[:-3], path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -42,6 +45,9 @@ class Variant:
         elif name.startswith("numgrad"):
             self.lib = importlib.import_module("numgrad")
             self.lib.set_fusion(name != "numgrad unfused")
+        elif name != "numpy floor":  # a peer: imported here, so that a missing one fails at the start
+            self.peers = _load("peers.py")
+            self.lib = importlib.import_module(self.peers.PEERS[name])
 
     def step_fn(self, fn):
         """The function timed: the workload's own, or compiled whole (forward, backward, optimizer step)."""
@@ -75,7 +81,7 @@ def blas_description(variant):
 class Worker:
     def __init__(self, variant):
         self.variant = Variant(variant)
-        self.workloads = _load_workloads()
+        self.workloads = _load("workloads.py")
         self.current = None  # (workload name, step callable): one workload's state at a time
 
     def _prepare(self, name, save):
@@ -90,6 +96,16 @@ class Worker:
             step, t0 = w.floor(rng), time.perf_counter()
             step()
             first = time.perf_counter() - t0
+        elif self.variant.lib is not None and not self.variant.name.startswith(("torch", "numgrad")):
+            peers = self.variant.peers
+            if name not in peers.SUPPORTED[self.variant.name]:
+                raise NotImplementedError(f"{self.variant.name} does not run {name}")
+            step, observe = peers.build(self.variant.name, self.workloads, name, rng)
+            t0 = time.perf_counter()
+            out = step()
+            first = time.perf_counter() - t0
+            if save:
+                np.savez(save, **observe(out))
         else:
             lib = self.variant.lib
             if self.variant.name == "torch.compile":
@@ -131,7 +147,8 @@ def main():
     try:
         worker = Worker(sys.argv[1])
         # the libraries this process holds, so the parent can check that no two share it
-        replies.write(json.dumps({"ready": True, "libraries": sorted({"torch", "numgrad"} & set(sys.modules)),
+        held = sorted({"torch", "numgrad", "mygrad", "autograd", "jax"} & set(sys.modules))
+        replies.write(json.dumps({"ready": True, "libraries": held,
                                   "blas": blas_description(sys.argv[1])}) + "\n")
     except Exception as e:
         replies.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")

@@ -1,7 +1,9 @@
 """The benchmark command (the README's main job): torch eager and torch.compile against numgrad eager (fused
-and unfused) and numgrad.compile on the same workloads, each variant timed in its own process; checks every
-variant's loss, gradients and updated parameters against torch eager's; prints a table and writes JSON and PNG."""
+and unfused) and numgrad.compile on the same workloads, and with --peers / --jax the other Python autograds on
+the small ones, each variant timed in its own process; checks every variant's loss, gradients and updated
+parameters against torch eager's; prints a table and writes JSON and PNG."""
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -16,12 +18,15 @@ import numgrad
 from . import calls as bench_calls
 from . import cuda as bench_cuda
 from . import distributed as bench_distributed
+from . import peers as bench_peers
 from .workloads import WORKLOADS, relative_error
 
 # variant -> the row's key for its time; "numpy floor" times only the workloads that have a GEMM floor
 VARIANTS = {"torch": "torch_s", "torch.compile": "torch_compile_s", "numgrad.compile": "numgrad_compile_s",
-            "numgrad": "numgrad_s", "numgrad unfused": "numgrad_unfused_s", "numpy floor": "gemm_floor_s"}
+            "numgrad": "numgrad_s", "numgrad unfused": "numgrad_unfused_s", "numpy floor": "gemm_floor_s",
+            "mygrad": "mygrad_s", "autograd": "autograd_s", "jax.jit": "jax_jit_s"}
 NUMGRAD_VARIANTS = ("numgrad", "numgrad unfused", "numgrad.compile")
+PEER_NAMES = {"mygrad": "MyGrad", "autograd": "HIPS autograd", "jax.jit": "jax.jit"}  # the columns' headings
 # the settings that pin OpenBLAS to one CPU's kernels (set on some machines for old OpenBLAS builds)
 OPENBLAS_KERNEL_SETTINGS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
@@ -107,7 +112,8 @@ def _ratio(numerator, denominator):
 def measure(workers, name, w, variants, rounds, reps, scratch):
     """One row: `rounds` rounds, each timing every variant once (the order rotating between rounds), the
     minimum of the per-round medians per variant, and the relative errors of each variant's first step."""
-    variants = [v for v in variants if v != "numpy floor" or w.floor is not None]
+    variants = [v for v in variants if (v != "numpy floor" or w.floor is not None) and
+                (v not in bench_peers.PEERS or name in bench_peers.SUPPORTED[v])]
     medians, notes, first_calls = {v: [] for v in variants}, {}, {}
     saved = {v: os.path.join(scratch, f"{k}.npz") for k, v in enumerate(variants)}
     for r in range(rounds):
@@ -124,12 +130,15 @@ def measure(workers, name, w, variants, rounds, reps, scratch):
     row = {"workload": name}
     for v, key in VARIANTS.items():
         row[key] = min(medians[v]) if medians.get(v) else None
+    for v in bench_peers.PEERS:  # torch eager / the peer, as numgrad's ratios
+        row[VARIANTS[v].replace("_s", "_vs_torch")] = _ratio(row["torch_s"], row[VARIANTS[v]])
     row["compile_vs_eager"] = _ratio(row["torch_s"], row["numgrad_compile_s"])
     row["compile_vs_torch_compile"] = _ratio(row["torch_compile_s"], row["numgrad_compile_s"])
     row["eager_vs_eager"] = _ratio(row["torch_s"], row["numgrad_s"])
     row["eager_vs_floor"] = _ratio(row["numgrad_s"], row["gemm_floor_s"])  # how many floors a step costs
     row["errors"] = {v: _errors(saved["torch"], saved[v]) for v in variants
                      if v not in ("torch", "numpy floor") and v not in notes}
+    row["peers_run"] = [v for v in variants if v in bench_peers.PEERS]
     row["n/a"] = notes
     row["first_call_s"] = first_calls  # the untimed first step: compiling kernels, or the whole graph
     worst = {}
@@ -148,13 +157,32 @@ def _selected(only):
     return [n for n in WORKLOADS if not only or any(o in n for o in only)]
 
 
-def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None, native_blas=False):
+def peer_variants(peers=False, jax=False):
+    """(the peer variants asked for that this machine can import, a note for each it cannot): --peers asks for
+    MyGrad and HIPS autograd, --jax for jax.jit; they are optional installs (numgrad[peers]), never the tests'."""
+    wanted = (["mygrad", "autograd"] if peers else []) + (["jax.jit"] if jax else [])
+    found, notes = [], []
+    for v in wanted:
+        if importlib.util.find_spec(bench_peers.PEERS[v]) is None:
+            notes.append(f"{PEER_NAMES[v]} is not installed: its column is left out (pip install 'numgrad[peers]')")
+        else:
+            found.append(v)
+    return found, notes
+
+
+def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=None, rounds=None, native_blas=False,
+        peers=False, jax=False):
     rounds = rounds or (1 if quick else 3)
     workloads = {n: WORKLOADS[n] for n in _selected(only)}
+    peer_list, peer_notes = peer_variants(peers, jax)
+    peer_list = [v for v in peer_list if any(n in bench_peers.SUPPORTED[v] for n in workloads)]
+    for note in peer_notes:
+        print(f"  {note}", file=sys.stderr)
     variants = ["torch"] + (["torch.compile"] if compile_torch else []) + \
         ["numgrad.compile", "numgrad", "numgrad unfused"] + \
-        (["numpy floor"] if any(w.floor for w in workloads.values()) else [])
+        (["numpy floor"] if any(w.floor for w in workloads.values()) else []) + peer_list
     rows = []
+    _print_row.printed = False
     with tempfile.TemporaryDirectory() as scratch:
         workers = Workers(variants, scratch, native_blas)
         try:
@@ -171,7 +199,7 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
                         print(f"  {v} n/a on {name}: {why}", file=sys.stderr)
                         reported.add(v)
                 rows.append(row)
-                _print_row(row)
+                _print_row(row, peer_list)
         finally:
             workers.close()
     memory = None if only else peak_memory()
@@ -191,7 +219,8 @@ def run(quick=False, json_path=None, png_path=None, compile_torch=True, only=Non
     result = {"machine": {"cpus": os.cpu_count(), "torch": _version("torch"), "numgrad": numgrad.__version__,
                           "blas": blas},
               "quick": quick, "rounds": rounds, "native_blas": native_blas, "rows": rows, "peak_memory": memory,
-              "compile": compiling, "python_calls_per_step": counted}
+              "compile": compiling, "python_calls_per_step": counted,
+              "peers": {"run": peer_list, "left out": peer_notes}}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(result, f, indent=2)
@@ -218,18 +247,31 @@ def _fmt(seconds):
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
-def _print_row(row):
+def _columns(peers):
+    """The table's columns: the peers' after the GEMM floor's, each a time and torch eager's ratio to it."""
+    return _COLUMNS[:7] + [(PEER_NAMES[p], 22) for p in peers] + _COLUMNS[7:]
+
+
+def _peer_cell(row, peer):
+    if peer not in row.get("peers_run", ()):
+        return "-"  # a workload the peer does not express
+    seconds, ratio = row[VARIANTS[peer]], row[VARIANTS[peer].replace("_s", "_vs_torch")]
+    return "n/a" if seconds is None else f"{_fmt(seconds)} ({ratio:.2f}x)" if ratio else _fmt(seconds)
+
+
+def _print_row(row, peers=()):
+    columns = _columns(peers)
     if not getattr(_print_row, "printed", False):
-        print(_LEGEND)
-        print("".join(f"{name:>{width}}" if k else f"{name:<{width}}" for k, (name, width) in enumerate(_COLUMNS)))
+        print(_LEGEND + ("; peers: their time (torch eager's / theirs)" if peers else ""))
+        print("".join(f"{name:>{width}}" if k else f"{name:<{width}}" for k, (name, width) in enumerate(columns)))
         _print_row.printed = True
     times = [_fmt(row[k]) for k in ("torch_s", "torch_compile_s", "numgrad_compile_s", "numgrad_s",
                                     "numgrad_unfused_s", "gemm_floor_s")]
     ratios = [f"{row[k]:.2f}x" if row[k] else "n/a" for k in ("compile_vs_eager", "compile_vs_torch_compile",
                                                             "eager_vs_eager")]
     errs = [f"{row['max_rel_err'][k]:.1e}" if k in row["max_rel_err"] else "-" for k in ("value", "grad", "param")]
-    cells = [row["workload"]] + times + ratios + errs
-    print("".join(f"{c:>{w}}" if k else f"{c:<{w}}" for k, (c, (_, w)) in enumerate(zip(cells, _COLUMNS))),
+    cells = [row["workload"]] + times + [_peer_cell(row, p) for p in peers] + ratios + errs
+    print("".join(f"{c:>{w}}" if k else f"{c:<{w}}" for k, (c, (_, w)) in enumerate(zip(cells, columns))),
           flush=True)
 
 
@@ -245,7 +287,7 @@ def chart(rows, path):
     labels = [r["workload"] for r in rows]
     series = [("torch.compile", "torch_compile_s"), ("numgrad.compile", "numgrad_compile_s"),
               ("numgrad eager", "numgrad_s"), ("numgrad unfused", "numgrad_unfused_s"),
-              ("GEMM floor (NumPy)", "gemm_floor_s")]
+              ("GEMM floor (NumPy)", "gemm_floor_s")] + [(PEER_NAMES[p], VARIANTS[p]) for p in bench_peers.PEERS]
     series = [(label, key) for label, key in series if any(r[key] for r in rows)]
     fig, ax = plt.subplots(figsize=(10, 4.5))
     width = 0.8 / len(series)
@@ -348,14 +390,23 @@ def _probe_twice(source, rounds):
 
 
 def print_calls(names):
-    """Prints (and returns) numgrad's function calls per step, eager and compiled (bench/calls.py): the Python
-    glue measured without the machine's noise."""
+    """Prints (and returns) numgrad's function calls per step, eager and compiled (bench/calls.py), per node of the
+    step's autograd graph, and the array copies per step: the Python glue measured without the machine's noise."""
     counted = bench_calls.table(names)
-    print("\nnumgrad's function calls per step (Python + C, counted; the same on every run):")
+    print("\nnumgrad's function calls per step (Python + C, counted; the same on every run), per node of the step's "
+          "autograd graph,\nand array copies per step (ndarray.copy/astype, np.copyto, numgrad's copy helpers):")
+    print(f"  {'workload':32s} {'nodes':>5s}  {'eager: Python + C':>17s} {'per node':>11s} {'copies':>6s}   "
+          f"{'compiled: Python + C':>20s} {'per node':>9s} {'copies':>6s}")
     for name, c in counted.items():
-        print(f"  {name:24s} eager {c['eager'][0]:6d} + {c['eager'][1]:6d}   compiled {c['compiled'][0]:5d} + "
-              f"{c['compiled'][1]:5d}")
-    return {name: {kind: list(pair) for kind, pair in c.items()} for name, c in counted.items()}
+        n, e, k = max(c["nodes"], 1), c["eager"], c["compiled"]
+        print(f"  {name:32s} {c['nodes']:5d}  {e.python:8d} + {e.c:6d} {e.python / n:5.1f} + {e.c / n:4.1f} "
+              f"{e.copies:6d}   {k.python:11d} + {k.c:6d} {k.python / n:4.1f} + {k.c / n:3.1f} {k.copies:6d}")
+    return {name: {"nodes": c["nodes"], **{kind: {"python": c[kind].python, "c": c[kind].c,
+                                                  "copies": c[kind].copies,
+                                                  "python_per_node": c[kind].python / max(c["nodes"], 1),
+                                                  "c_per_node": c[kind].c / max(c["nodes"], 1)}
+                                           for kind in ("eager", "compiled")}}
+            for name, c in counted.items()}
 
 
 def compile_times(rounds=3):
@@ -381,10 +432,14 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, help="rounds of every variant in turn (default 3, --quick 1)")
     parser.add_argument("--only", nargs="*", help="run the workloads whose names contain these words")
     parser.add_argument("--calls", action="store_true",
-                        help="only count numgrad's function calls per step (seconds, no timing, no torch)")
+                        help="only count numgrad's function calls per step and per graph node, and its array copies "
+                             "per step (seconds, no timing, no torch)")
     parser.add_argument("--native-blas", action="store_true",
                         help="NumPy's BLAS in numgrad's processes picks its kernels by the CPU, ignoring "
                              + " and ".join(OPENBLAS_KERNEL_SETTINGS))
+    parser.add_argument("--peers", action="store_true",
+                        help="add columns for MyGrad and HIPS autograd on the small workloads (when installed)")
+    parser.add_argument("--jax", action="store_true", help="add a column for jax.jit on the small workloads")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cuda: the fused chains on the GPU against the memory-bandwidth floor")
     parser.add_argument("--size", type=int, default=100_000_000, help="elements per tensor with --device cuda")
@@ -403,7 +458,7 @@ def main(argv=None):
             json.dump(result, f, indent=2)
         return
     run(args.quick, args.json, args.png, compile_torch=not (args.quick or args.no_compile), only=args.only,
-        rounds=args.rounds, native_blas=args.native_blas)
+        rounds=args.rounds, native_blas=args.native_blas, peers=args.peers, jax=args.jax)
 
 
 if __name__ == "__main__":

@@ -56,21 +56,25 @@ def lm_step(lib, model, opt, idx, pos, mask, targets):
     return loss
 
 
+def initial_value(name, shape, rng):
+    """A parameter's starting values, drawn from `rng` (float32): matrices and kernels uniform within torch's
+    default bound 1/sqrt(fan_in), biases small, 1-d scales (layer norm) near one."""
+    if len(shape) >= 2:
+        bound = 1 / math.sqrt(int(np.prod(shape[1:])))
+        values = rng.uniform(-bound, bound, shape)
+    elif name.endswith("bias"):
+        values = rng.uniform(-0.1, 0.1, shape)
+    else:
+        values = 1 + rng.uniform(-0.1, 0.1, shape)
+    return values.astype(np.float32)
+
+
 def _load_weights(lib, model, rng):
-    """Draws every parameter from `rng` in registration order (the same in both libraries) and copies it in,
-    so torch and numgrad start from identical weights: matrices and kernels uniform within torch's default
-    bound 1/sqrt(fan_in), biases small, 1-d scales (layer norm) near one."""
+    """Draws every parameter from `rng` in registration order (the same in every library) and copies it in,
+    so that all libraries start from identical weights (initial_value)."""
     with lib.no_grad():
         for name, p in model.named_parameters():
-            shape = tuple(p.shape)
-            if len(shape) >= 2:
-                bound = 1 / math.sqrt(int(np.prod(shape[1:])))
-                values = rng.uniform(-bound, bound, shape)
-            elif name.endswith("bias"):
-                values = rng.uniform(-0.1, 0.1, shape)
-            else:
-                values = 1 + rng.uniform(-0.1, 0.1, shape)
-            p.copy_(lib.tensor(values.astype(np.float32)))
+            p.copy_(lib.tensor(initial_value(name, tuple(p.shape), rng)))
     return model
 
 
@@ -115,6 +119,31 @@ def _mlp_gemm_floor(rng):
         np.matmul(g2, w2, out=g1)
         np.matmul(g1.T, x, out=dw1)
     return gemms
+
+
+# the small MLP of the issue's small workloads: batch 32, 64-128-10, cross-entropy, plain SGD (a tutorial's loop)
+SMALL_MLP = {"batch": 32, "sizes": (64, 128, 10), "lr": 0.01}
+
+
+def small_mlp_arrays(rng):
+    """The small MLP step's inputs as NumPy arrays: (x, labels, [(parameter name, values)] in torch's order for
+    nn.Sequential(Linear, ReLU, Linear)), for libraries without torch's modules (bench/peers.py)."""
+    c = SMALL_MLP
+    x = rng.standard_normal((c["batch"], c["sizes"][0])).astype(np.float32)
+    y = rng.integers(0, c["sizes"][-1], c["batch"]).astype(np.int64)
+    (a, b), (_, d) = zip(c["sizes"][:-1], c["sizes"][1:])
+    shapes = [("0.weight", (b, a)), ("0.bias", (b,)), ("2.weight", (d, b)), ("2.bias", (d,))]
+    return x, y, [(name, initial_value(name, shape, rng)) for name, shape in shapes]
+
+
+def _small_mlp_build(lib, rng):
+    nn, c = lib.nn, SMALL_MLP
+    x, y, weights = small_mlp_arrays(rng)
+    model = nn.Sequential(nn.Linear(*c["sizes"][:2]), nn.ReLU(), nn.Linear(*c["sizes"][1:]))
+    with lib.no_grad():
+        for (name, p), (_, values) in zip(model.named_parameters(), weights):
+            p.copy_(lib.tensor(values))
+    return [model, lib.optim.SGD(model.parameters(), lr=c["lr"]), lib.tensor(x), lib.tensor(y)]
 
 
 def _cnn_build(lib, rng):
@@ -190,10 +219,12 @@ WORKLOADS = {
     # torch eager takes a quarter of a second a step here: fewer reps keep the default run within minutes
     "gelu-tanh 10M": Workload(gelu_tanh, lambda r: [r.standard_normal(10_000_000).astype(np.float32)], 0, 6, 3),
     "chain 3 (tiny)": Workload(chain, lambda r: [r.standard_normal(3).astype(np.float32)], 0, 2000, 300),
+    "chain 10^4": Workload(chain, lambda r: [r.standard_normal(10_000).astype(np.float32)], 0, 2000, 300),
     "reductions 4096x4096": Workload(reductions, lambda r: [r.standard_normal((4096, 4096)).astype(np.float32)],
                                      0, 10, 3),
     "softmax 4096x1024": Workload(softmax, lambda r: [r.standard_normal((4096, 1024)).astype(np.float32),
                                                       r.standard_normal((4096, 1024)).astype(np.float32)], 0, 12, 5),
+    "small MLP step SGD": _built(train_step, _small_mlp_build, 500, 100),  # batch 32, 64-128-10, plain SGD
     "MLP step SGD-momentum": _built(train_step, _mlp_build("SGD"), 20, 10, _mlp_gemm_floor),
     "MLP step Adam": _built(train_step, _mlp_build("Adam"), 20, 10, _mlp_gemm_floor),
     "convnet step 32x28x28": _built(train_step, _cnn_build, 20, 10),

@@ -1,5 +1,6 @@
 """Adadelta: running averages of squared gradients and of squared updates (one update kernel)."""
 from ..kernels.dispatch import optim
+from ..tensor import Tensor
 from ._checks import check_lr, new_step
 from .optimizer import Optimizer, count_step, zeros_like_param
 
@@ -17,12 +18,25 @@ class Adadelta(Optimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
 
-    def _update(self, group, p, data, grad, state):
-        if not state:
-            state["step"] = new_step()
-            state["square_avg"] = zeros_like_param(p)
-            state["acc_delta"] = zeros_like_param(p)
-        count_step(state["step"])
+    _CAPTURABLE_DEVICES = (Optimizer._CAPTURABLE_DEVICES[1],) * 2  # torch's single-tensor Adadelta names no xla
+
+    def _init_state(self, group, p, state):
+        if state:
+            return False
+        state["step"] = new_step()
+        state["square_avg"] = zeros_like_param(p)
+        state["acc_delta"] = zeros_like_param(p)
+        return True
+
+    def _group_keys(self, group):
+        return None if isinstance(group["lr"], Tensor) else ["square_avg", "acc_delta"]
+
+    def _scalars(self, group, step):
         rho = float(group["rho"])
-        optim.run("adadelta", data, grad, state["square_avg"]._data, state["acc_delta"]._data, -float(group["lr"]),
-                  rho, 1.0 - rho, float(group["eps"]), float(group["weight_decay"]), bool(group["maximize"]))
+        return "adadelta", (-float(group["lr"]), rho, 1.0 - rho, float(group["eps"]), float(group["weight_decay"]),
+                            bool(group["maximize"]))
+
+    def _update(self, group, p, data, grad, state):
+        self._init_state(group, p, state)
+        name, scalars = self._scalars(group, count_step(state["step"]))
+        optim.run(name, data, grad, state["square_avg"]._data, state["acc_delta"]._data, *scalars)

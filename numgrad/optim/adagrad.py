@@ -25,18 +25,24 @@ class Adagrad(Optimizer):
         check_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, self.state[p])
+                self._init_state(group, p, self.state[p])
 
-    def _init_state(self, p, state):
+    def _init_state(self, group, p, state):
+        if state:
+            return False
         state["step"] = new_step()
         state["sum"] = Tensor._make(dispatch.full(p._shape, self.defaults["initial_accumulator_value"], p._dtype.np,
                                                   p._data), p._dtype)
+        return True
+
+    def _group_keys(self, group):
+        return None if isinstance(group["lr"], Tensor) else ["sum"]
+
+    def _scalars(self, group, step):
+        clr = float(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        return "adagrad", (-clr, float(group["eps"]), float(group["weight_decay"]), bool(group["maximize"]))
 
     def _update(self, group, p, data, grad, state):
-        if not state:
-            self._init_state(p, state)
-        step = count_step(state["step"])
-        clr = float(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
-        optim.run("adagrad", data, grad, state["sum"]._data, -clr, float(group["eps"]), float(group["weight_decay"]),
-                  bool(group["maximize"]))
-
+        self._init_state(group, p, state)
+        name, scalars = self._scalars(group, count_step(state["step"]))
+        optim.run(name, data, grad, state["sum"]._data, *scalars)

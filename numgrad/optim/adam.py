@@ -45,57 +45,34 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _init_state(self, group, p, state):
-        if not state:
-            # torch keeps the step count as a float32 0-d tensor
-            state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
-            state["exp_avg"] = zeros_like_param(p)
-            state["exp_avg_sq"] = zeros_like_param(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = zeros_like_param(p)
-
-    def _update_group(self, group, params):
-        """The usual step (no amsgrad, maximize or coupled weight decay) of host parameters of one dtype: checks once
-        for the group, then the one-parameter kernel on each (dispatch.optim.adam_many), the same arithmetic."""
-        decoupled = group["decoupled_weight_decay"]
-        lr, wd = group["lr"], float(group["weight_decay"])
-        if group["amsgrad"] or group["maximize"] or (wd != 0 and not decoupled) or isinstance(lr, Tensor):
+        if state:
             return False
-        states = [self.state.get(p) for p in params]
-        if not all(states):
-            if any(states):  # part of the group has state: one at a time (a parameter added later)
-                return False
-            # the first step: the state _update would make (GPU or strided arrays then go one at a time, below)
-            states = [self.state[p] for p in params]
-            for p, st in zip(params, states):
-                self._init_state(group, p, st)
-        arrays = [p._data for p in params] + [st["exp_avg"]._data for st in states] + \
-            [st["exp_avg_sq"]._data for st in states]
-        flat = self._flat_group(group, params, arrays)
-        if flat is None:
-            return False
-        lr = float(lr)
-        beta1, beta2 = (float(b) for b in group["betas"])
-        neg_step_sizes, bias_corrections = [], []
-        for st in states:
-            step = count_step(st["step"])
-            neg_step_sizes.append(-(lr / (1 - beta1 ** step)))
-            bias_corrections.append(math.sqrt(1 - beta2 ** step))
-        optim.adam_many(*flat, neg_step_sizes, bias_corrections, 1.0 - beta1, beta2, 1.0 - beta2,
-                        float(group["eps"]), 1.0 - lr * wd if decoupled else 1.0)
+        # torch keeps the step count as a float32 0-d tensor
+        state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
+        state["exp_avg"] = zeros_like_param(p)
+        state["exp_avg_sq"] = zeros_like_param(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = zeros_like_param(p)
         return True
+
+    def _group_keys(self, group):
+        if isinstance(group["lr"], Tensor):
+            return None
+        return ["exp_avg", "exp_avg_sq", "max_exp_avg_sq" if group["amsgrad"] else None]
+
+    def _scalars(self, group, step):
+        lr, wd = float(group["lr"]), float(group["weight_decay"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        decoupled = group["decoupled_weight_decay"]
+        return "adam", (-(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2, math.sqrt(1 - beta2 ** step),
+                        float(group["eps"]), 0.0 if decoupled else wd, 1.0 - lr * wd if decoupled else 1.0,
+                        bool(group["amsgrad"]), bool(group["maximize"]))
 
     def _update(self, group, p, data, grad, state):
         self._init_state(group, p, state)
-        step = count_step(state["step"])
-        lr, wd = float(group["lr"]), float(group["weight_decay"])
-        beta1, beta2 = group["betas"]
-        beta1, beta2 = float(beta1), float(beta2)
-        decoupled = group["decoupled_weight_decay"]
+        name, scalars = self._scalars(group, count_step(state["step"]))
         vmax = state["max_exp_avg_sq"]._data if group["amsgrad"] else None
-        optim.run("adam", data, grad, state["exp_avg"]._data, state["exp_avg_sq"]._data,
-                          vmax, -(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2,
-                          math.sqrt(1 - beta2 ** step), float(group["eps"]), 0.0 if decoupled else wd,
-                          1.0 - lr * wd if decoupled else 1.0, bool(group["amsgrad"]), bool(group["maximize"]))
+        optim.run(name, data, grad, state["exp_avg"]._data, state["exp_avg_sq"]._data, vmax, *scalars)
 
 
 class AdamW(Adam):

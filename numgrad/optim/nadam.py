@@ -20,12 +20,19 @@ class NAdam(Optimizer):
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable))
 
+    _CAPTURABLE = "params, mu_products and state_steps"
+
+    def _init_state(self, group, p, state):
+        if state:
+            return False
+        state["step"] = new_step()
+        state["mu_product"] = creation.tensor(1.0, dtype=dtypes.float32)
+        state["exp_avg"] = zeros_like_param(p)
+        state["exp_avg_sq"] = zeros_like_param(p)
+        return True
+
     def _update(self, group, p, data, grad, state):
-        if not state:
-            state["step"] = new_step()
-            state["mu_product"] = creation.tensor(1.0, dtype=dtypes.float32)
-            state["exp_avg"] = zeros_like_param(p)
-            state["exp_avg_sq"] = zeros_like_param(p)
+        self._init_state(group, p, state)
         step = count_step(state["step"])
         lr, wd, decay = float(group["lr"]), float(group["weight_decay"]), float(group["momentum_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])

@@ -1,16 +1,18 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict; subclasses define _update."""
 import copy
+import operator
 import warnings
 from collections import defaultdict
+from itertools import repeat
 
 import numpy as np
 
 from ..kernels import dispatch, tape
-from ..kernels.dispatch import optim as optim_kernels
 from ..autograd.functional import zero_grads
 from .._core.grad_mode import no_grad
 from ..tensor import Tensor
 from .._core.grad_mode import enable_grad
+from . import _foreach
 
 
 class _RequiredParameter:
@@ -27,6 +29,7 @@ def zeros_like_param(p):
 
 
 _ONE_F32 = np.float32(1)
+_GRAD = operator.attrgetter("grad")
 
 
 def count_step(step):
@@ -129,38 +132,56 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if len(params) > 1 and self._update_group(group, params):
-                    for p in params:
-                        p._vc[0] += 1
+                params = group["params"]
+                grads = list(map(_GRAD, params))
+                if not all(map(operator.is_not, grads, repeat(None))):
+                    params = [p for p, g in zip(params, grads) if g is not None]
+                    grads = [g for g in grads if g is not None]
+                    if not params:
+                        continue
+                if group.get("capturable") and not group.get("fused"):
+                    self._check_capturable(group, params)
+                keys = self._group_keys(group)
+                if keys is not None and _foreach.step(self, group, params, grads, keys):
                     continue
-                for p in params:
+                for p, g in zip(params, grads):
                     # (an optimizer that keeps nothing for a parameter, SGD without momentum, leaves no entry, as torch)
                     state = self.state[p] if p in self.state else {}
-                    self._update(group, p, p._data, p.grad._data, state)
+                    self._update(group, p, p._data, g._data, state)
                     if state and p not in self.state:
                         self.state[p] = state
                     p._vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
         return loss
 
-    def _update_group(self, group, params):
-        """Updates every parameter of `params` (those with a gradient) in one call where the optimizer can;
-        returns False, having changed nothing, for one at a time (_update)."""
+    def _group_keys(self, group):
+        """The state entries a step over the whole group in one kernel call reads (_foreach.step), in the kernel's
+        order (None: an array the group's options leave unused); None for one parameter at a time (_update)."""
+        return None
+
+    def _init_state(self, group, p, state):
+        """Makes what `state` (parameter `p`'s) lacks before a step; returns whether it made any (a first step)."""
         return False
 
-    def _flat_group(self, group, params, arrays):
-        """(flat views of `arrays`, the parameters' then each state's in turn; the flat gradients) for a group
-        update, the views kept while the arrays stay the same; None where the group goes one at a time."""
-        key = tuple([id(a) for a in arrays])
-        cache = self.__dict__.setdefault("_flat_arrays", {})  # id(group) -> (key, flat views, the arrays)
-        known = cache.get(id(group))
-        if known is None or known[0] != key:  # (the cache holds the arrays: their ids stay theirs)
-            flats = optim_kernels.group_flats(arrays, len(params))
-            if flats is None:
-                return None
-            known = cache[id(group)] = (key, flats, arrays)
-        grads = optim_kernels.group_grads([p.grad._data for p in params], known[2])
-        return None if grads is None else (known[1], grads)
+    def _scalars(self, group, phase):
+        """(kernel name, scalars) of a step of the group's parameters in `phase`: their step count after this
+        step's count, or for optimizers that count nothing, whether it is their first step."""
+        raise NotImplementedError
+
+    _CAPTURABLE = "params and state_steps"  # what torch's capturable check names
+    _CAPTURABLE_DEVICES = (['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'], ['cuda', 'xpu', 'hpu', 'privateuseone'])
+
+    def _check_capturable(self, group, params):
+        """torch's refusal of capturable=True for host parameters (single-tensor and foreach wording), after its
+        _init_group made their state."""
+        if all(p.device.type in ("cuda", "xpu") for p in params):
+            return
+        for p in params:
+            self._init_state(group, p, self.state[p])
+        foreach = bool(group.get("foreach"))
+        what = self._CAPTURABLE.replace(" and", ", and") if foreach and "," in self._CAPTURABLE else \
+            self._CAPTURABLE
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                             f"{self._CAPTURABLE_DEVICES[foreach]}.")
 
     def _update(self, group, p, data, grad, state):
         """Updates parameter `p` (its array `data`) from gradient array `grad` and its `state`, through

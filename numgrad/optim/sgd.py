@@ -22,30 +22,23 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
-    def _update_group(self, group, params):
-        """The usual step (no weight decay, Nesterov or maximize; momentum past its first step, or none) of host
-        parameters of one dtype: checks once for the group, then the one-parameter kernel on each."""
-        lr, momentum = group["lr"], float(group["momentum"])
-        if float(group["weight_decay"]) != 0 or group["nesterov"] or group["maximize"] or isinstance(lr, Tensor):
-            return False
-        arrays = [p._data for p in params]
-        if momentum != 0:
-            states = [self.state.get(p) for p in params]
-            if any(not st or st.get("momentum_buffer") is None for st in states):
-                return False  # the first step makes the buffers (one at a time)
-            arrays += [st["momentum_buffer"]._data for st in states]
-        flat = self._flat_group(group, params, arrays)
-        if flat is None:
-            return False
-        optim.sgd_many(*flat, -float(lr), momentum, 1.0 - float(group["dampening"]))
-        return True
+    def _group_keys(self, group):
+        if isinstance(group["lr"], Tensor):
+            return None
+        return ["momentum_buffer" if float(group["momentum"]) != 0 else None]
+
+    def _init_state(self, group, p, state):
+        if float(group["momentum"]) != 0 and state.get("momentum_buffer") is None:
+            state["momentum_buffer"] = zeros_like_param(p)  # the first step writes it: torch's clone of the gradient
+            return True
+        return False
+
+    def _scalars(self, group, first):
+        return "sgd", (-float(group["lr"]), float(group["weight_decay"]), float(group["momentum"]),
+                       1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)
 
     def _update(self, group, p, data, grad, state):
-        momentum = float(group["momentum"])
-        buf = state.get("momentum_buffer")
-        first = buf is None
-        if momentum != 0 and first:
-            buf = state["momentum_buffer"] = zeros_like_param(p)
-        buf_data = buf._data if momentum != 0 else None
-        optim.run("sgd", data, grad, buf_data, -float(group["lr"]), float(group["weight_decay"]), momentum,
-                          1.0 - float(group["dampening"]), bool(group["nesterov"]), bool(group["maximize"]), first)
+        first = self._init_state(group, p, state)
+        name, scalars = self._scalars(group, first)
+        optim.run(name, data, grad, state["momentum_buffer"]._data if float(group["momentum"]) != 0 else None,
+                  *scalars)

@@ -1,6 +1,8 @@
 """The benchmark's own code: relative errors, workloads that run the same on torch and numgrad, and the
 command's variants each in a process of its own (speed itself is measured, never asserted)."""
+import importlib.util
 import math
+import os
 
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import numgrad  # noqa: E402
 from numgrad.bench import cpu  # noqa: E402
-from numgrad.bench.workloads import WORKLOADS, make_inputs, observe, relative_error, run_step  # noqa: E402
+from numgrad.bench.workloads import WORKLOADS, chain, make_inputs, observe, relative_error, run_step  # noqa: E402
 
 
 def test_relative_error_is_scaled_by_the_reference():
@@ -87,3 +89,73 @@ def test_the_calls_option_prints_every_workload_without_timing(capsys):
     cpu.main(["--calls", "--only", "tiny"])
     out = capsys.readouterr().out
     assert "chain 3 (tiny)" in out and "eager" in out and "MLP" not in out
+
+
+@pytest.mark.parametrize("name", ["small MLP step SGD", "chain 10^4"])
+def test_the_small_workloads_match_torch(name):
+    w = WORKLOADS[name]
+    ours_in, theirs_in = make_inputs(numgrad, w), make_inputs(torch, w)
+    ours, theirs = observe(run_step(numgrad, w, ours_in), ours_in), observe(run_step(torch, w, theirs_in), theirs_in)
+    assert list(ours) == list(theirs)
+    assert max(relative_error(ours[k], theirs[k]) for k in theirs) < 1e-5
+
+
+def test_a_missing_peer_is_left_out_with_a_note(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mygrad" else real(name, *a))
+    found, notes = cpu.peer_variants(peers=True)
+    assert "mygrad" not in found and len(notes) == 1 and "MyGrad is not installed" in notes[0]
+    assert "numgrad[peers]" in notes[0]
+    assert cpu.peer_variants() == ([], [])  # none unless asked for (--peers, --jax)
+
+
+def test_peer_columns_show_a_dash_where_the_peer_does_not_run(capsys):
+    row = {"workload": "GPT block step 8x64", "peers_run": [], "max_rel_err": {},
+           **{key: None for key in cpu.VARIANTS.values()}, "compile_vs_eager": None, "compile_vs_torch_compile": None,
+           "eager_vs_eager": None}
+    cpu._print_row.printed = False
+    cpu._print_row(row, ["mygrad", "autograd"])
+    header, line = capsys.readouterr().out.splitlines()[-2:]
+    assert "MyGrad" in header and "HIPS autograd" in header and line.split()[-8:-6] == ["-", "-"]
+
+
+def test_the_peers_are_an_optional_extra_outside_the_tests():
+    import tomllib
+    with open(os.path.join(os.path.dirname(numgrad.__file__), "..", "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    assert set(extras["peers"]) == {"mygrad", "autograd", "jax[cpu]"}
+    assert not any(p.split("[")[0] in ("mygrad", "autograd", "jax") for p in extras["test"])
+
+
+def test_a_peer_worker_times_its_workloads_and_matches_torch(tmp_path):
+    """Where a peer is installed (not in CI): its worker runs the small MLP step on torch's inputs."""
+    from numgrad.bench import peers
+    peer = next((p for p in ("mygrad", "autograd") if importlib.util.find_spec(peers.PEERS[p])), None)
+    if peer is None:
+        pytest.skip("no peer installed (pip install 'numgrad[peers]')")
+    workers = cpu.Workers(["torch", peer], str(tmp_path))
+    try:
+        assert workers.failed == {}
+        row = cpu.measure(workers, peers.SMALL_MLP, WORKLOADS[peers.SMALL_MLP], ["torch", peer], 1, 3, str(tmp_path))
+        assert row[cpu.VARIANTS[peer]] > 0 and row["peers_run"] == [peer]
+        assert max(row["errors"][peer].values()) < 1e-5
+        assert cpu.measure(workers, "MLP step Adam", WORKLOADS["MLP step Adam"], ["torch", peer], 1, 1,
+                           str(tmp_path))["peers_run"] == []
+    finally:
+        workers.close()
+
+
+def test_calls_per_node_and_copies_are_counted():
+    from numgrad.bench import calls
+    w = WORKLOADS["chain 3 (tiny)"]
+    assert calls.nodes(w) == 5  # mul, add, mul, sum and the leaf's AccumulateGrad
+    counted = calls.count(w)
+    assert counted == calls.count(w) and counted.copies >= 0
+
+    def copying(lib, x):
+        s = chain(lib, x)
+        x.detach().numpy().copy()  # one ndarray.copy a step
+        return s
+    more = calls.count(WORKLOADS["chain 3 (tiny)"]._replace(fn=copying))
+    assert more.copies == counted.copies + 1

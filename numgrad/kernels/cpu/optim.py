@@ -41,3 +41,48 @@ def run(body, name, p, *args):
         found(0, n, p, *args)
     else:
         threads.over(found, n, p, *args)
+
+
+# ---- one call for many parameters (torch's foreach/fused steps) -------------------------------------------
+# A kernel over a tuple of CHUNK arrays per operand: one Numba call updates CHUNK parameters (a call costs ~1 us
+# plus ~50 ns per array, against ~3 us per parameter one at a time). The tuple's length is part of the kernel's
+# type, so every group is cut into chunks of CHUNK (padded with empty arrays): one signature per body and dtype.
+# Its first compile grows with CHUNK (Adam's, Numba warm: 4 -> 0.8 s, 8 -> 1.2 s, against 0.2-0.3 s for the
+# one-parameter kernel): 4 covers a two-layer MLP's parameters in one call.
+CHUNK = 4
+
+
+def many_kernel_source(body, dtype_name):
+    """kernel(tuples of CHUNK arrays..., scalars...): kernel_source's one-parameter kernel called on each array of
+    the tuples in turn. (The body inlined in a loop over the tuples ran 1.4-2x slower on an MLP's weights: the
+    loop over one parameter's elements vectorises only as a function of its own.)"""
+    params = body[0].split(", ")
+    n = next(i for i, a in enumerate(params) if a.startswith("neg_"))
+    arrays, scalars = params[:n], ", ".join(params[n:])
+    one = kernel_source(body, dtype_name).replace("def kernel(", "def one(")
+    each = ", ".join(f"{a}_all[k]" for a in arrays)
+    return (f"{one}\n\n{LOOP_HEADER}\ndef kernel({', '.join(a + '_all' for a in arrays)}, {scalars}):\n"
+            f"    for k in range({CHUNK}):\n        one(0, {arrays[0]}_all[k].size, {each}, {scalars})\n")
+
+
+@functools.lru_cache(maxsize=None)
+def many_kernel(body, name, dtype_name):
+    return loader.load_module(f"optim_many_{name}_{dtype_name}", many_kernel_source(body, dtype_name)).kernel
+
+
+_many_kernels = {}  # (name, dtype) -> kernel
+
+
+def run_many(body, name, dtype, operands, scalars):
+    """Runs one optimizer's body over many host parameters: `operands` holds, for each array of the body (the
+    parameters, gradients, then each state), a tuple of flat C-contiguous arrays of `dtype`, all of one length
+    and a multiple of CHUNK long (run_many's callers pad with empty arrays)."""
+    found = _many_kernels.get((name, dtype))
+    if found is None:
+        found = _many_kernels[(name, dtype)] = many_kernel(body, name, dtype.name)
+    n = len(operands[0])
+    if n == CHUNK:
+        found(*operands, *scalars)
+        return
+    for start in range(0, n, CHUNK):
+        found(*[a[start:start + CHUNK] for a in operands], *scalars)

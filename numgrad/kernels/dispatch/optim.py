@@ -229,54 +229,25 @@ def run(name, p, *args):
         a[...] = f.reshape(a.shape)
 
 
-def group_flats(arrays, n):
-    """For adam_many and sgd_many: `arrays`, n parameters then each state (exp_avg, exp_avg_sq; a momentum
-    buffer) of all n in turn, as tuples of flat views; None unless all are host arrays of one float dtype,
-    C-contiguous, each state of its parameter's shape (else the one-at-a-time kernel, which checks shapes and
-    copies strided arrays)."""
-    dtype = arrays[0].dtype
-    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return None
-    for k, a in enumerate(arrays):
-        if a.__class__ is not np.ndarray or a.dtype != dtype or a.shape != arrays[k % n].shape or \
-                not a.flags.c_contiguous:
-            return None
-    flat = [a.reshape(-1) for a in arrays]
-    return tuple(tuple(flat[k:k + n]) for k in range(0, len(flat), n))
+CHUNK = cpu_optim.CHUNK  # how many parameters one call of a many-parameter kernel takes
+PARALLEL_MIN = cpu_optim.PARALLEL_MIN  # a parameter this large is updated alone, split over the threads
 
 
-def group_grads(grads, params):
-    """The gradients as flat views for adam_many and sgd_many (each of its parameter's dtype and shape,
-    C-contiguous), or None."""
-    dtype = params[0].dtype
-    flat = []
-    for g, p in zip(grads, params):
-        if g.__class__ is not np.ndarray or g.dtype != dtype or g.shape != p.shape or not g.flags.c_contiguous:
-            return None
-        flat.append(g.reshape(-1))
-    return tuple(flat)
+def many(name, operands, scalars):
+    """Runs optimizer kernel `name` once over many host parameters (torch's foreach/fused step): `operands` are,
+    for each array the kernel takes (parameters, gradients, each state), a tuple of flat C-contiguous arrays of
+    one float dtype, each of its parameter's length, the tuples padded to a multiple of cpu_optim.CHUNK with
+    empty arrays (a state the flags leave unused: empty arrays throughout). The caller checked the shapes."""
+    dtype = operands[0][0].dtype
+    usual = USUAL.get(name)
+    kernel = (usual(dtype, *scalars) if usual is not None else None) or name
+    cpu_optim.run_many(BODIES[kernel], kernel, dtype, operands, scalars)
 
 
-def adam_many(flats, grads, neg_step_sizes, bias_correction2_sqrts, beta1_weight, beta2, one_minus_beta2, eps,
-              decay_factor):
-    """Adam's usual update (no amsgrad, maximize or coupled weight decay) of several host parameters (flats:
-    group_flats's, grads: group_grads's), the per-parameter scalars as lists: the CPU's one-parameter kernel
-    on each, without run's checks and copies (done once by group_flats; ~10 us a parameter). A kernel over
-    tuples of arrays saved a little more but compiled in 0.47 s against this one's 0.19 s."""
-    ps, ms, vs = flats
-    name = _usual_adam(ps[0].dtype, -1.0, beta1_weight, beta2, one_minus_beta2, 1.0, eps, 0.0, decay_factor, False,
-                       False)
-    none = ps[0][:0]  # vmax, which the usual kernels never read
-    for p, g, m, v, step_size, correction in zip(ps, grads, ms, vs, neg_step_sizes, bias_correction2_sqrts):
-        cpu_optim.run(BODIES[name], name, p, g, m, v, none, step_size, beta1_weight, beta2, one_minus_beta2,
-                      correction, eps, 0.0, decay_factor, False, False)
-
-
-def sgd_many(flats, grads, neg_lr, momentum, one_minus_dampening):
-    """SGD's usual update (no weight decay, Nesterov or maximize; past the first step with momentum) of several
-    host parameters, as adam_many: the CPU's one-parameter kernel on each."""
-    ps = flats[0]
-    bufs = flats[1] if momentum != 0 else [p[:0] for p in ps]  # (no buffer without momentum)
-    name = _usual_sgd(ps[0].dtype, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
-    for p, g, buf in zip(ps, grads, bufs):
-        cpu_optim.run(BODIES[name], name, p, g, buf, neg_lr, 0.0, momentum, one_minus_dampening, False, False, False)
+def norms(flats):
+    """The 2-norms of host arrays `flats` (flat, of one float dtype) as an array of that dtype: each the square root
+    of its dot product with itself in BLAS (sdot/ddot: accumulated in the dtype, as torch's norm kernel, and
+    vectorised: a Numba loop over float64 partial sums in a fixed order ran 17x slower, 590 against 35 us for an
+    MLP's 663k gradients, LLVM leaving it scalar)."""
+    # (an array of one element: its norm is its abs for torch, whose square might overflow or underflow)
+    return np.array([np.sqrt(np.dot(f, f)) if f.size != 1 else abs(f[0]) for f in flats], flats[0].dtype)

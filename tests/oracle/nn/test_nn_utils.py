@@ -121,3 +121,50 @@ def test_parameters_to_vector_and_back():
 def test_vector_to_parameters_needs_a_tensor(vec):
     assert outcome(lambda lib: lib.nn.utils.vector_to_parameters(vec, []), numgrad) == \
         outcome(lambda lib: lib.nn.utils.vector_to_parameters(vec, []), torch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("max_norm", [1e-3, 1e9])
+def test_clip_grad_norm_over_many_gradients_in_one_pass(dtype, max_norm):
+    """The 2-norm over all gradients without a numgrad op per gradient: torch's total and scaling, strided and
+    one-element gradients (a tiny one's norm is its abs, not its underflowed square) included; a factor of
+    one leaves the gradients' values as they were but still counts as torch's in-place mul_."""
+    rng = np.random.default_rng(2)
+    grads = [rng.standard_normal((7, 5)).astype(dtype).T, rng.standard_normal(300).astype(dtype),
+             np.array([1e-30], dtype), rng.standard_normal((2, 3, 4)).astype(dtype)]
+    results = []
+    for lib in (numgrad, torch):
+        params = [lib.zeros(g.shape, dtype=getattr(lib, np.dtype(dtype).name), requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = lib.tensor(np.ascontiguousarray(g.T)).t() if g.ndim == 2 else lib.tensor(g.copy())
+        versions = [p.grad._version for p in params]
+        total = lib.nn.utils.clip_grad_norm_(params, max_norm)
+        assert [p.grad._version for p in params] == [v + 1 for v in versions]
+        results.append((total.numpy(), [p.grad.numpy().copy() for p in params]))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == ()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    if max_norm > 1:
+        for a, g in zip(our_grads, grads):
+            np.testing.assert_array_equal(a, g)
+
+
+def test_clip_grad_norm_inside_a_compiled_step_follows_each_call():
+    """Recorded in a trace, the clipping replays with each call's norm (the trace's coefficient is not kept)."""
+    def make(lib):
+        p = lib.tensor(np.ones(4, np.float32), requires_grad=True)
+
+        def step(scale):
+            p.grad = None
+            (p * scale).sum().backward()
+            return lib.nn.utils.clip_grad_norm_([p], 1.0)
+        return p, step
+    p, step = make(numgrad)
+    compiled = numgrad.compile(step)
+    q, reference = make(torch)
+    for scale in (0.1, 5.0, 0.2, 3.0):
+        a, b = compiled(numgrad.tensor(scale)), reference(torch.tensor(scale))
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)

@@ -16,7 +16,8 @@ from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, reduction, \
     shape
-from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
+from .ops import einsum, pointwise_more, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting, \
+    statistics
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -59,6 +60,13 @@ def _table_methods():
         methods[name] = getattr(pointwise, name)
     for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
         methods[name + "_"] = _inplace(getattr(pointwise, name))
+    for name in ("addcmul", "addcdiv", "heaviside", "float_power", "gcd", "lcm"):
+        methods[name] = getattr(pointwise_more, name)
+        methods[name + "_"] = _inplace(getattr(pointwise_more, name), differentiable=name not in ("gcd", "lcm"))
+    methods["float_power_"] = _inplace(pointwise_more.float_power_)
+    for name in ("nansum", "nanmean", "aminmax", "count_nonzero", "bincount", "cov", "corrcoef", "renorm"):
+        methods[name] = getattr(statistics, name)
+    methods["renorm_"] = _inplace(statistics.renorm, elementwise=False)
     for name in pointwise.__all__:
         if name.startswith("bitwise"):
             methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)

@@ -14,8 +14,8 @@ from .autograd import functional as autograd_functional
 from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
-from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, reduction, \
-    shape
+from .ops import building, creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, \
+    reduction, shape
 from .ops import einsum, pointwise_more, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting, \
     statistics
 from .ops.elementwise import apply
@@ -302,6 +302,9 @@ class Tensor(TensorBase, result_class=True):
         if "dims" in kwargs:
             return reshaping.flip(self, kwargs["dims"])
         return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+    argwhere = building.argwhere
+    fill_diagonal_ = building.fill_diagonal_
 
     def cumsum_(self, dim, *, dtype=None):
         return self.copy_(scan.cumsum(self, dim, dtype=dtype))

@@ -16,8 +16,8 @@ from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
 from .ops import building, creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, \
     reduction, shape
-from .ops import einsum, pointwise_more, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting, \
-    statistics
+from .ops import einsum, index_reduce as index_reduce_ops, pointwise_more, random as random_ops, reshaping, scan, \
+    scatter as scatter_ops, sorting, statistics
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -297,6 +297,7 @@ class Tensor(TensorBase, result_class=True):
     scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
     index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
     masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
+    index_reduce, index_reduce_ = index_reduce_ops.index_reduce, _scatter_method(index_reduce_ops.index_reduce)
 
     def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
         if "dims" in kwargs:

@@ -1,0 +1,44 @@
+"""index_reduce (prod, mean, amax, amin): scatter_reduce along one dim with the index repeated across the others,
+recorded as torch's IndexReduceBackward0 (whose formula is scatter_reduce's with index_select for gather)."""
+import numpy as np
+
+from .._core import dtypes
+from .._core.shapes import wrap_dim
+from .._core.warn import warn_once
+from ..kernels import dispatch
+from ..node import record
+from ..tensor_base import TensorBase
+from .scatter import _check_source, _check_vector_index, _scatter_reduce_array, _scatter_reduce_backward
+
+__all__ = ["index_reduce"]
+
+BETA = "index_reduce() is in beta and the API may change at any time."
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    warn_once(BETA)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    _check_vector_index("index_reduce_", index)
+    d = wrap_dim(dim, len(input._shape))
+    _check_source("index_reduce_", input, d, index, source)
+    if input._dtype is dtypes.bool_:
+        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
+    dispatch.require_host("index_reduce", input._data, index._data, source._data)
+    size = input._shape[d] if input._shape else 1
+    positions = index._data.reshape(-1)
+    if positions.size and (positions.min() < 0 or positions.max() >= size):
+        raise IndexError("index out of range in self")
+    data, values = input._data.reshape(-1) if not input._shape else input._data, source._data
+    if values.ndim != data.ndim:
+        values = values.reshape(data.shape[:d] + (positions.size,) + data.shape[d + 1:])
+    along = [1] * values.ndim
+    along[d] = positions.size
+    spread = np.ascontiguousarray(np.broadcast_to(positions.reshape(along), values.shape))
+    out = dispatch.numpy_op(_scatter_reduce_array, data, spread, d, values, reduce, include_self)
+    out = TensorBase._make(out.reshape(input._shape), input._dtype)
+    spread_index = TensorBase._make(spread.reshape(source._shape), dtypes.int64)
+    record("IndexReduceBackward0", _scatter_reduce_backward, [input, source], [out],
+           {"self": input, "src": source, "index": spread_index, "dim": d, "reduce": reduce,
+            "include_self": include_self}, {"result": 0})
+    return out

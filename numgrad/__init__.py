@@ -44,6 +44,7 @@ from .ops.scatter import *  # noqa: F401,F403
 from .ops.statistics import *  # noqa: F401,F403
 from .ops.building import *  # noqa: F401,F403
 from .ops.index_reduce import index_reduce
+from .ops.distance import cdist
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .nn._activation import celu_, rrelu, rrelu_, selu_, threshold_
 from .serialization import load, save

@@ -286,7 +286,8 @@ class Tensor(TensorBase, result_class=True):
     view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
         reshaping.tensor_split
 
-    sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
+    sort, argsort, msort, topk, kthvalue = (sorting.sort_method, sorting.argsort_method, sorting.msort, sorting.topk,
+                                            sorting.kthvalue)
     median, nanmedian, mode, histc = sorting.median, sorting.nanmedian, sorting.mode, sorting.histc
     multinomial = random_ops.multinomial
     unique, unique_consecutive = sorting.unique, sorting.unique_consecutive

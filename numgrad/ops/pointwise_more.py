@@ -27,13 +27,6 @@ def threshold(input, threshold, value):
     return apply("threshold", input, threshold, value)
 
 
-def _check_value(name, tensors, value):
-    result = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors], [])
-    if isinstance(value, float) and not result.is_floating_point:
-        raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
-    return result
-
-
 def _three_tensors(name, input, tensor1, tensor2):
     for position, (arg, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2)), 1):
         _tensor_arg(name, t, position, arg)
@@ -41,7 +34,6 @@ def _three_tensors(name, input, tensor1, tensor2):
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     _three_tensors("addcmul", input, tensor1, tensor2)
-    _check_value("addcmul", (input, tensor1, tensor2), value)
     return apply("addcmul", input, tensor1, tensor2, value)
 
 
@@ -49,7 +41,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     _three_tensors("addcdiv", input, tensor1, tensor2)
     if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
         raise RuntimeError(ADDCDIV_INTEGERS)
-    _check_value("addcdiv", (input, tensor1, tensor2), value)
     return apply("addcdiv", input, tensor1, tensor2, value)
 
 

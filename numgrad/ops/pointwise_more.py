@@ -32,8 +32,14 @@ def _three_tensors(name, input, tensor1, tensor2):
         _tensor_arg(name, t, position, arg)
 
 
+def _check_value(tensors, value):
+    """The value becomes a number of the result's type, with c10's overflow check (-1.5 refused for uint8)."""
+    dtypes.check_scalar_fits(value, dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors], []))
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     _three_tensors("addcmul", input, tensor1, tensor2)
+    _check_value((input, tensor1, tensor2), value)
     return apply("addcmul", input, tensor1, tensor2, value)
 
 
@@ -41,6 +47,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     _three_tensors("addcdiv", input, tensor1, tensor2)
     if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
         raise RuntimeError(ADDCDIV_INTEGERS)
+    _check_value((input, tensor1, tensor2), value)
     return apply("addcdiv", input, tensor1, tensor2, value)
 
 

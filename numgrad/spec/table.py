@@ -309,9 +309,8 @@ _e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, 
 _e("threshold", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward0",
    saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
    refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
-# torch.threshold_ (and F.threshold's inplace=True) records the result instead: where(out <= th, 0, g), so a value
-# above the threshold passes the gradient, as torch's does
-_e("threshold_result", "a th v", "where(a <= th, v, a)", {"a": "where(out <= th, 0, g)"}, "ThresholdBackward1",
+# torch.threshold_ (and F.threshold's inplace=True): the same rule under its own node, which saves a clone of self
+_e("threshold_result", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward1",
    saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
    refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
 # addcmul / addcdiv: a + v * b * c and a + v * b / c in torch's order of rounding; `v` is an option

@@ -61,7 +61,7 @@ _AMINMAX = collections.namedtuple("aminmax", ["min", "max"], module="torch.retur
 _AMINMAX.__repr__ = lambda self: f"torch.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
 
 
-def _aminmax_backward(node, g_min, g_max):
+def _aminmax_backward(node, g_min, g_max=None):
     x, axes, keepdim = node.saved("self"), node.saved("axes"), node.saved("keepdim")
     grad = None
     for g, out in ((g_min, node.saved("min")), (g_max, node.saved("max"))):
@@ -105,7 +105,7 @@ def count_nonzero(input, dim=None):
 
 
 def _bincount_backward(node, *grads):
-    raise RuntimeError("derivative for aten::_bincount is not implemented")
+    raise RuntimeError("derivative for aten::bincount is not implemented")
 
 
 def bincount(input, weights=None, minlength=0):
@@ -242,8 +242,9 @@ def _renorm_parts(x, p, d):
 
 
 def _norm_gradient(x, p, norm, grad_norm):
-    """d norm / d x times grad_norm (torch's norm_backward): 0 for p == 0, sign(x) for p == 1, x / norm for p == 2,
-    x |x|^(p - 2) / norm^(p - 1) otherwise, shared evenly among the largest |x| for p == inf; 0 where norm is 0."""
+    """d norm / d x times grad_norm as torch's norm_backward writes it per p (0 for p == 0, sign(x) for p == 1, shared
+    evenly among the largest |x| for p == inf, |x|^(p - 1) masked at x == 0 below 1, else over norm^(p - 1) masked
+    where the norm is 0)."""
     if p == 0:
         return x * 0
     if p == 1:
@@ -254,8 +255,10 @@ def _norm_gradient(x, p, norm, grad_norm):
         top = (x.abs() == norm).to(x.dtype)
         return x.sign() * top * (grad_norm / top.sum([i for i in range(len(x.shape)) if norm.shape[i] == 1],
                                                      keepdim=True))
+    if p < 1:
+        return x.sign() * apply("where", x == 0, 0.0, x.abs() ** (p - 1)) * grad_norm * norm ** (1 - p)
     scale = apply("where", norm == 0, 0.0, grad_norm / norm ** (p - 1))
-    return x * x.abs() ** (p - 2) * scale
+    return (x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)) * scale
 
 
 def _renorm_backward(node, g):

@@ -80,10 +80,12 @@ def _sort_arguments(name, args, kwargs, method):
         if key in kwargs:
             raise TypeError(f"{name}() got multiple values for argument '{key}'")
         kwargs[key] = value
-    return kwargs.get("dim", -1), kwargs.get("descending", False), kwargs.get("stable")
+    return kwargs.get("dim", -1), kwargs.get("descending", False), "stable" in kwargs
 
 
-def _sort(input, dim, descending, stable):
+def _sort(input, dim, descending, stable_overload):
+    """The sort itself (always stable, as torch's CPU sort is); torch.sort(..., stable=...) is another overload, whose
+    node is SortBackward1 even for stable=None."""
     (data,) = _host("sort", input)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
@@ -92,7 +94,7 @@ def _sort(input, dim, descending, stable):
         order = dispatch.numpy_op(_sorted_order, data, d, descending)
         values = _in_layout_of(np.take_along_axis(data, order, d), data)
         order = _in_layout_of(order, data)
-    node = "SortBackward0" if stable is None else "SortBackward1"
+    node = "SortBackward1" if stable_overload else "SortBackward0"
     return _values_and_indices("sort", "sort", node, input, values, order.astype(np.int64), d)
 
 
@@ -106,17 +108,15 @@ def sort_method(self, *args, **kwargs):
 
 
 def argsort(input, *args, **kwargs):
-    dim, descending, stable = _sort_arguments("argsort", args, kwargs, method=False)
-    return _sort(input, dim, descending, bool(stable)).indices
+    return _sort(input, *_sort_arguments("argsort", args, kwargs, method=False)).indices
 
 
 def argsort_method(self, *args, **kwargs):
-    dim, descending, stable = _sort_arguments("argsort", args, kwargs, method=True)
-    return _sort(self, dim, descending, bool(stable)).indices
+    return _sort(self, *_sort_arguments("argsort", args, kwargs, method=True)).indices
 
 
 def msort(input):
-    return _sort(input, 0, False, None).values
+    return _sort(input, 0, False, False).values
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):

@@ -124,6 +124,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
             raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     common = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors],
                                 [v for v in (elements, test_elements) if not isinstance(v, TensorBase)])
+    n = elements.numel() if isinstance(elements, TensorBase) else 1
+    if isinstance(test_elements, TensorBase) and n and test_elements._dtype is common and \
+            test_elements.numel() < int(10.0 * n ** 0.145):
+        test_elements.view(-1)  # torch's brute-force path views the test elements flat: a layout that cannot refuses
     values = [np.asarray(dispatch.to_host(v._data) if isinstance(v, TensorBase) else v).astype(common.np)
               for v in (elements, test_elements)]
     found = np.isin(values[0], values[1].reshape(-1), invert=invert)

@@ -18,8 +18,8 @@ _MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
 def _direct(x1, x2, p):
     """The distances from the differences of every pair of rows: (..., r1, r2)."""
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    if p == 0:
-        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == 0:  # torch's min(ceil(|diff|), 1): a NaN difference counts as NaN
+        return apply("minimum", diff.abs().ceil(), creation.ones((), dtype=diff.dtype)).sum(-1)
     if p == 1:
         return diff.abs().sum(-1)
     if p == 2:
@@ -105,6 +105,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             dist = _euclidean_dist(x1.expand(*batch, r1, c).reshape(count, r1, c),
                                    x2.expand(*batch, r2, c).reshape(count, r2, c))
         return dist.view(*batch, r1, r2)
+    if x1._dtype.is_narrow and x1.numel() and x2.numel() and c:
+        raise NotImplementedError(f"\"cdist\" not implemented for '{x1._dtype.word}'")
     with no_grad():
         out = _direct(x1, x2, p) if c else creation.zeros(*batch, r1, r2, dtype=x1._dtype)
     out = TensorBase._make(out._data, out._dtype)

@@ -21,9 +21,15 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     _check_vector_index("index_reduce_", index)
     d = wrap_dim(dim, len(input._shape))
+    if not source._shape:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not input._shape:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = [] source.shape = {list(source._shape)}")
     _check_source("index_reduce_", input, d, index, source)
     if input._dtype is dtypes.bool_:
-        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
+        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     dispatch.require_host("index_reduce", input._data, index._data, source._data)
     size = input._shape[d] if input._shape else 1
     positions = index._data.reshape(-1)

@@ -92,7 +92,7 @@ def _integer_pair(name, input, other):
 def gcd(input, other):
     result, (a, b) = _integer_pair("gcd", input, other)
     out = np.gcd(a, b).astype(result.np)  # (np.gcd takes absolute values, as torch's calc_gcd)
-    return TensorBase._make(np.ascontiguousarray(out), result)
+    return TensorBase._make(np.array(out, result.np, order="C"), result)  # (a 0-d result stays 0-d)
 
 
 @np.errstate(all="ignore")
@@ -101,4 +101,4 @@ def lcm(input, other):
     g = np.gcd(a, b).astype(result.np)
     # torch's abs(a / g * b) in the integer type, wrapping as C++ does; 0 where the gcd is 0
     out = np.where(g == 0, 0, np.abs((a // np.where(g == 0, 1, g)) * b)).astype(result.np)
-    return TensorBase._make(np.ascontiguousarray(out), result)
+    return TensorBase._make(np.array(out, result.np, order="C"), result)  # (a 0-d result stays 0-d)

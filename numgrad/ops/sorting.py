@@ -154,6 +154,7 @@ def _pick(op, name, node, input, dim, keepdim, position):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    wrap_dim(dim, len(input._shape))  # the dim's range first
     if input._dtype is dtypes.bool_ and input._shape:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1

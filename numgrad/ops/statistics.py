@@ -201,6 +201,8 @@ def _zeros_except(y, d):
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     _tensor_arg("trapezoid", y, 1, "y")
+    if not y._shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments - got (Tensor, Tensor, dx=, dim=)")
     d = wrap_dim(dim, len(y._shape))
@@ -277,12 +279,12 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = wrap_dim(dim, len(input._shape))
+    if len(input._shape) <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {len(input._shape)} dimensions")
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{input._dtype.word}")
-    if len(input._shape) <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {len(input._shape)} dimensions")
-    d = wrap_dim(dim, len(input._shape))
     with no_grad():
         norm, _ = _renorm_parts(input, p, d)
         factor = apply("where", norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(input.dtype)

@@ -29,7 +29,10 @@ def _pointwise(d, env, x):
     if name == "threshold":
         return Step("fn", name, (x, d.choice((0.5, -1, 0, 2.5)), d.choice((0.0, -2, 7.5, 1))))
     kw = {"value": d.choice((2, 0.5, -1, 0, True))} if d.chance(0.6) else {}
-    return _call(d, name, (x, other(d, env, x, scalar_ok=False), other(d, env, x, scalar_ok=False)), kw)
+    divisor = other(d, env, x, scalar_ok=False)
+    if name == "addcdiv":  # (an integer divisor: torch's backward then refuses a cast numgrad does not refuse)
+        divisor = var(d, env, lambda u: u.dtype.is_floating_point) or divisor
+    return _call(d, name, (x, other(d, env, x, scalar_ok=False), divisor), kw)
 
 
 def _reduction(d, env, x):
@@ -95,6 +98,9 @@ def _index_reduce(d, env, x):
     name = "index_reduce_" if d.chance(0.3) else "index_reduce"
     if name == "index_reduce_":
         x = _target(d, env, ())
+    # (a bool self: which of torch's kernels refuses it first depends on its dispatch, not drawn)
+    if str(env[x.i].dtype) == "torch.bool":
+        x = var(d, env, lambda u: str(u.dtype) != "torch.bool") or x
     t = env[x.i]
     k = dim(d, t.dim())
     size = t.shape[k] if t.dim() and -t.dim() <= k < t.dim() else 1

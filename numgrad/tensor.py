@@ -298,7 +298,13 @@ class Tensor(TensorBase, result_class=True):
     scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
     index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
     masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
-    index_reduce, index_reduce_ = index_reduce_ops.index_reduce, _scatter_method(index_reduce_ops.index_reduce)
+    index_reduce = index_reduce_ops.index_reduce
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        self._check_inplace(True, (index, source))
+        self._check_overlap((index, source))  # torch refuses a source sharing self's memory before all else
+        return self._write(_computed_in_place(index_reduce_ops.index_reduce, self, (dim, index, source, reduce),
+                                              {"include_self": include_self}))
 
     def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
         if "dims" in kwargs:

@@ -119,9 +119,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
                         "Tensor out = None)\n * (Number element, Tensor test_elements, *, bool assume_unique = False, "
                         "bool invert = False, Tensor out = None)\n * (Tensor elements, Number test_element, *, bool "
                         "assume_unique = False, bool invert = False, Tensor out = None)\n")
-    for t in tensors:
-        if t._dtype is dtypes.bool_:
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    if any(t._dtype is dtypes.bool_ for t in tensors) or any(isinstance(v, (bool, np.bool_))
+                                                             for v in (elements, test_elements)):
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     common = dtypes.result_type([(t._dtype, len(t._shape)) for t in tensors],
                                 [v for v in (elements, test_elements) if not isinstance(v, TensorBase)])
     n = elements.numel() if isinstance(elements, TensorBase) else 1

@@ -24,8 +24,8 @@ def _direct(x1, x2, p):
         return diff.abs().sum(-1)
     if p == 2:
         return (diff * diff).sum(-1).sqrt()
-    if p == math.inf:
-        return reduction.amax(diff.abs(), -1)
+    if p == math.inf:  # torch's running std::max from 0 passes over NaN differences
+        return reduction.amax(apply("where", diff.isnan(), 0.0, diff.abs()), -1)
     return (diff.abs() ** p).sum(-1) ** (1 / p)
 
 

@@ -21,9 +21,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     _check_vector_index("index_reduce_", index)
     d = wrap_dim(dim, len(input._shape))
-    if not source._shape:
+    if not source._shape and input._shape:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
-    if not input._shape:
+    if not input._shape and source._shape:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                            f"self.shape = [] source.shape = {list(source._shape)}")
     _check_source("index_reduce_", input, d, index, source)
@@ -33,9 +33,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     dispatch.require_host("index_reduce", input._data, index._data, source._data)
     size = input._shape[d] if input._shape else 1
     positions = index._data.reshape(-1)
+    if positions.size and input.numel() == 0:  # torch selects the slice first
+        raise IndexError(f"select(): index {positions[0]} out of range for tensor of size {list(input._shape)} at "
+                         f"dimension {d}")
     if positions.size and (positions.min() < 0 or positions.max() >= size):
         raise IndexError("index out of range in self")
-    data, values = input._data.reshape(-1) if not input._shape else input._data, source._data
+    data, values = input._data.reshape(-1) if not input._shape else input._data, source._data  # (0-d: one element)
     if values.ndim != data.ndim:
         values = values.reshape(data.shape[:d] + (positions.size,) + data.shape[d + 1:])
     along = [1] * values.ndim

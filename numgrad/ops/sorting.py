@@ -120,13 +120,13 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    if input._dtype is dtypes.bool_:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     (data,) = _host("topk", input)
     d = wrap_dim(dim, data.ndim)
     size = data.shape[d] if data.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    if input._dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if data.ndim == 0:
         values, order = data.copy(), np.zeros((), np.int64)
     else:
@@ -154,7 +154,9 @@ def _pick(op, name, node, input, dim, keepdim, position):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    wrap_dim(dim, len(input._shape))  # the dim's range first
+    d = wrap_dim(dim, len(input._shape))  # the dim's range first, then an empty dim
+    if input._shape and input._shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if input._dtype is dtypes.bool_ and input._shape:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1

@@ -279,9 +279,9 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
-    d = wrap_dim(dim, len(input._shape))
     if len(input._shape) <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {len(input._shape)} dimensions")
+    d = wrap_dim(dim, len(input._shape))
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{input._dtype.word}")

@@ -64,6 +64,10 @@ def _table_methods():
         methods[name] = getattr(pointwise_more, name)
         methods[name + "_"] = _inplace(getattr(pointwise_more, name), differentiable=name not in ("gcd", "lcm"))
     methods["float_power_"] = _inplace(pointwise_more.float_power_)
+    for name in ("gcd", "lcm", "gcd_", "lcm_"):  # (as methods, `other` is argument 1 in torch's TypeError)
+        methods[name] = _two_tensors_first(name, methods[name])
+    for name in ("heaviside", "heaviside_"):
+        methods[name] = pointwise_more.values_first(name, methods[name])
     for name in ("nansum", "nanmean", "aminmax", "count_nonzero", "bincount", "cov", "corrcoef", "renorm"):
         methods[name] = getattr(statistics, name)
     methods["renorm_"] = _inplace(statistics.renorm, elementwise=False)

@@ -21,7 +21,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     _check_vector_index("index_reduce_", index)
     d = wrap_dim(dim, len(input._shape))
-    if not source._shape and input._shape:
+    if not source._shape and (input._shape or index.numel() != 1):  # (a 0-d self takes a 0-d source, once)
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if not input._shape and source._shape:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
@@ -33,10 +33,11 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     dispatch.require_host("index_reduce", input._data, index._data, source._data)
     size = input._shape[d] if input._shape else 1
     positions = index._data.reshape(-1)
-    if positions.size and input.numel() == 0:  # torch selects the slice first
-        raise IndexError(f"select(): index {positions[0]} out of range for tensor of size {list(input._shape)} at "
-                         f"dimension {d}")
     if positions.size and (positions.min() < 0 or positions.max() >= size):
+        if input.numel() == 0:  # torch selects the slice first
+            bad = positions[(positions < 0) | (positions >= size)][0]
+            raise IndexError(f"select(): index {bad} out of range for tensor of size {list(input._shape)} at "
+                             f"dimension {d}")
         raise IndexError("index out of range in self")
     data, values = input._data.reshape(-1) if not input._shape else input._data, source._data  # (0-d: one element)
     if values.ndim != data.ndim:

@@ -59,6 +59,15 @@ def heaviside(input, values):
     return apply("heaviside", input, values)
 
 
+def values_first(name, fn):
+    """Tensor.heaviside(_): torch's binding refuses a `values` that is not a Tensor (argument 1) before all else."""
+    def method(self, values):
+        _tensor_arg(name, values, 1, "values")
+        return fn(self, values)
+    method.__name__ = name
+    return method
+
+
 def float_power(input, exponent):
     """pow computed in float64 whatever the operands' dtypes (torch's float_power casts them first)."""
     if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):

@@ -114,8 +114,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     tensors = [v for v in (elements, test_elements) if isinstance(v, TensorBase)]
     if not tensors:
         got = f"{_type_name(elements)}, {_type_name(test_elements)}"
-        raise TypeError(f"isin() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                        " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, "
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({got}), but expected one "
+                        "of:\n * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = "
+                        "False, "
                         "Tensor out = None)\n * (Number element, Tensor test_elements, *, bool assume_unique = False, "
                         "bool invert = False, Tensor out = None)\n * (Tensor elements, Number test_element, *, bool "
                         "assume_unique = False, bool invert = False, Tensor out = None)\n")

@@ -51,7 +51,8 @@ def _values_and_indices(op, name, node, t, values, indices, d, keepdim=True):
 
 _SORT_SIGNATURES = {
     ("sort", False): " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = "
-                     "None)\n * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)\n",
+                     "None)\n * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = "
+                     "None)\n",
     ("argsort", False): " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)\n"
                         " * (Tensor input, int dim = -1, bool descending = False)\n",
     ("sort", True): " * (*, bool stable, int dim = -1, bool descending = False)\n * (int dim = -1, bool descending = "

@@ -306,7 +306,7 @@ class Tensor(TensorBase, result_class=True):
 
     def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
         self._check_inplace(True, (index, source))
-        self._check_overlap((index, source))  # torch refuses a source sharing self's memory before all else
+        self._check_overlap((index, source), full=True)  # any memory shared with self, itself too, before all else
         return self._write(_computed_in_place(index_reduce_ops.index_reduce, self, (dim, index, source, reduce),
                                               {"include_self": include_self}))
 

@@ -34,7 +34,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     size = input._shape[d] if input._shape else 1
     positions = index._data.reshape(-1)
     if positions.size and (positions.min() < 0 or positions.max() >= size):
-        if input.numel() == 0:  # torch selects the slice first
+        if input.numel() == 0 and len(input._shape) > 1:  # torch selects the slice of each index first
             bad = positions[(positions < 0) | (positions >= size)][0]
             raise IndexError(f"select(): index {bad} out of range for tensor of size {list(input._shape)} at "
                              f"dimension {d}")

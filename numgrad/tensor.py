@@ -306,7 +306,10 @@ class Tensor(TensorBase, result_class=True):
 
     def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
         self._check_inplace(True, (index, source))
-        self._check_overlap((index, source), full=True)  # any memory shared with self, itself too, before all else
+        # any memory shared with self (itself too) is refused first, unless torch's dim check of a 0-d self and
+        # source (which take one index only) comes before it
+        if self._shape or getattr(source, "_shape", None) or index.numel() == 1:
+            self._check_overlap((index, source), full=True)
         return self._write(_computed_in_place(index_reduce_ops.index_reduce, self, (dim, index, source, reduce),
                                               {"include_self": include_self}))
 

@@ -7,8 +7,8 @@ import weakref
 import numpy as np
 
 from ._core import dtypes
-from ._core.shapes import broadcast_shapes, infer_size
-from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD
+from ._core.shapes import broadcast_shapes, infer_size, wrap_dim
+from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD, PARTIAL_OVERLAP
 from ._core.state import STATE
 from .autograd import functional as autograd_functional
 from .kernels import dispatch
@@ -306,10 +306,13 @@ class Tensor(TensorBase, result_class=True):
 
     def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
         self._check_inplace(True, (index, source))
+        wrap_dim(dim, len(self._shape))
         # any memory shared with self (itself too) is refused first, unless torch's dim check of a 0-d self and
         # source (which take one index only) comes before it
         if self._shape or getattr(source, "_shape", None) or index.numel() == 1:
             self._check_overlap((index, source), full=True)
+            if source is self:  # (a pending self has no memory yet for _check_overlap to compare)
+                raise RuntimeError(PARTIAL_OVERLAP)
         return self._write(_computed_in_place(index_reduce_ops.index_reduce, self, (dim, index, source, reduce),
                                               {"include_self": include_self}))
 

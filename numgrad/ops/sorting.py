@@ -158,12 +158,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = wrap_dim(dim, len(input._shape))  # the dim's range first, then an empty dim
     if input._shape and input._shape[d] == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    size = input._shape[d] if input._shape else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input._dtype is dtypes.bool_ and input._shape:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
-    size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1
-    if not 1 <= k <= size:
-        d = wrap_dim(dim, len(input._shape))
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     (data,) = _host("kthvalue", input)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:

@@ -12,7 +12,7 @@ from ..kernels import dispatch
 from ..node import record
 from ..spec.table import NOT_IMPLEMENTED_NODE
 from ..tensor_base import TensorBase
-from . import creation, functional as F, linalg, reduction, shape
+from . import creation, functional as F, linalg, reduction
 from .elementwise import apply
 from .functional import _tensor_arg
 

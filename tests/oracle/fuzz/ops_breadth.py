@@ -94,18 +94,22 @@ def _statistic(d, env, x):
     return Step("fn", name, (x, y or x, d.choice((2.0, 1.0, 0.0, 3.0, float("inf"), 1.5))), {"compute_mode": mode})
 
 
+def _reducible(u):
+    """index_reduce's self (not drawn: a bool one, whose refusal torch words by its dispatch path, and an empty one,
+    where torch's kernel fails inside with its own setStorage error)."""
+    return u.numel() > 0 and str(u.dtype) != "torch.bool"
+
+
 def _index_reduce(d, env, x):
     name = "index_reduce_" if d.chance(0.3) else "index_reduce"
-    if name == "index_reduce_":
-        x = _target(d, env, ())
-    # (a bool self: which of torch's kernels refuses it first depends on its dispatch, not drawn)
-    if str(env[x.i].dtype) == "torch.bool":
-        x = var(d, env, lambda u: str(u.dtype) != "torch.bool") or x
+    x = var(d, env, lambda u: _reducible(u) and not (name == "index_reduce_" and u.is_leaf and u.requires_grad))
+    if x is None:
+        return _order(d, env, var(d, env))
     t = env[x.i]
     k = dim(d, t.dim())
     size = t.shape[k] if t.dim() and -t.dim() <= k < t.dim() else 1
     rng = _seed_rng(d)
-    count = d.integer(0, 3)
+    count = d.integer(1, 3)
     idx = rng.integers(0, max(size, 1), (count,)).astype(np.int64)
     shape = tuple(count if i == k % max(t.dim(), 1) else n for i, n in enumerate(t.shape))
     src = var(d, env, lambda u: tuple(u.shape) == shape and u.dtype == t.dtype)

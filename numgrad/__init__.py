@@ -29,6 +29,7 @@ from .ops.functional import abs, all, any, max, min, pow, round, sum  # shadowin
 from .ops.elementwise import result_type
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403  copysign, lerp, xlogy, nan_to_num, bitwise ops, ...
+from .ops.pointwise_more import *  # noqa: F401,F403  threshold, addcmul, addcdiv, heaviside, float_power, gcd, lcm
 from .ops.join import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.generator import Generator
@@ -40,8 +41,12 @@ from .ops.reshaping import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.scatter import *  # noqa: F401,F403
+from .ops.statistics import *  # noqa: F401,F403
+from .ops.building import *  # noqa: F401,F403
+from .ops.index_reduce import index_reduce
+from .ops.distance import cdist
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
-from .nn._activation import celu_, rrelu, rrelu_, selu_
+from .nn._activation import celu_, rrelu, rrelu_, selu_, threshold_
 from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack

@@ -7,16 +7,17 @@ import weakref
 import numpy as np
 
 from ._core import dtypes
-from ._core.shapes import broadcast_shapes, infer_size
-from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD
+from ._core.shapes import broadcast_shapes, infer_size, wrap_dim
+from ._core.messages import MULTI_OUTPUT_VIEW_NO_GRAD, PARTIAL_OVERLAP
 from ._core.state import STATE
 from .autograd import functional as autograd_functional
 from .kernels import dispatch
 from .lazy import write_pending_into as lazy_write_pending_into
 from .node import SavedTensor, record
-from .ops import creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, reduction, \
-    shape
-from .ops import einsum, random as random_ops, reshaping, scan, scatter as scatter_ops, sorting
+from .ops import building, creation, device as device_ops, functional as F, indexing, join, linalg, pointwise, \
+    reduction, shape
+from .ops import einsum, index_reduce as index_reduce_ops, pointwise_more, random as random_ops, reshaping, scan, \
+    scatter as scatter_ops, sorting, statistics
 from .ops.elementwise import apply
 from .ops.shape import _shape_arg as shape_arg
 from .spec.table import ELEMENTWISE
@@ -59,6 +60,17 @@ def _table_methods():
         methods[name] = getattr(pointwise, name)
     for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
         methods[name + "_"] = _inplace(getattr(pointwise, name))
+    for name in ("addcmul", "addcdiv", "heaviside", "float_power", "gcd", "lcm"):
+        methods[name] = getattr(pointwise_more, name)
+        methods[name + "_"] = _inplace(getattr(pointwise_more, name), differentiable=name not in ("gcd", "lcm"))
+    methods["float_power_"] = _inplace(pointwise_more.float_power_)
+    for name in ("gcd", "lcm", "gcd_", "lcm_"):  # (as methods, `other` is argument 1 in torch's TypeError)
+        methods[name] = _two_tensors_first(name, methods[name])
+    for name in ("heaviside", "heaviside_"):
+        methods[name] = pointwise_more.values_first(name, methods[name])
+    for name in ("nansum", "nanmean", "aminmax", "count_nonzero", "bincount", "cov", "corrcoef", "renorm"):
+        methods[name] = getattr(statistics, name)
+    methods["renorm_"] = _inplace(statistics.renorm, elementwise=False)
     for name in pointwise.__all__:
         if name.startswith("bitwise"):
             methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)
@@ -278,7 +290,8 @@ class Tensor(TensorBase, result_class=True):
     view_as, movedim, moveaxis, tensor_split = reshaping.view_as, reshaping.movedim, reshaping.movedim, \
         reshaping.tensor_split
 
-    sort, argsort, msort, topk, kthvalue = sorting.sort, sorting.argsort, sorting.msort, sorting.topk, sorting.kthvalue
+    sort, argsort, msort, topk, kthvalue = (sorting.sort_method, sorting.argsort_method, sorting.msort, sorting.topk,
+                                            sorting.kthvalue)
     median, nanmedian, mode, histc = sorting.median, sorting.nanmedian, sorting.mode, sorting.histc
     multinomial = random_ops.multinomial
     unique, unique_consecutive = sorting.unique, sorting.unique_consecutive
@@ -289,11 +302,27 @@ class Tensor(TensorBase, result_class=True):
     scatter_reduce_, index_add_ = _scatter_method(scatter_ops.scatter_reduce), _scatter_method(scatter_ops.index_add)
     index_copy_, index_fill_ = _scatter_method(scatter_ops.index_copy), _scatter_method(scatter_ops.index_fill)
     masked_scatter_ = _scatter_method(scatter_ops.masked_scatter)
+    index_reduce = index_reduce_ops.index_reduce
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        self._check_inplace(True, (index, source))
+        wrap_dim(dim, len(self._shape))
+        # any memory shared with self (itself too) is refused first, unless torch's dim check of a 0-d self and
+        # source (which take one index only) comes before it
+        if self._shape or getattr(source, "_shape", None) or index.numel() == 1:
+            self._check_overlap((index, source), full=True)
+            if source is self:  # (a pending self has no memory yet for _check_overlap to compare)
+                raise RuntimeError(PARTIAL_OVERLAP)
+        return self._write(_computed_in_place(index_reduce_ops.index_reduce, self, (dim, index, source, reduce),
+                                              {"include_self": include_self}))
 
     def flip(self, *dims, **kwargs):  # the method takes the dims spread out too
         if "dims" in kwargs:
             return reshaping.flip(self, kwargs["dims"])
         return reshaping.flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+    argwhere = building.argwhere
+    fill_diagonal_ = building.fill_diagonal_
 
     def cumsum_(self, dim, *, dtype=None):
         return self.copy_(scan.cumsum(self, dim, dtype=dtype))

@@ -163,6 +163,13 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 
 
+def threshold_(input, threshold, value):
+    """torch.threshold_ (the out-of-place torch.threshold is ops/pointwise_more.py's)."""
+    for number in (threshold, value):
+        dtypes.check_scalar_fits(number, input._dtype)
+    return _maybe_in_place("threshold", input, True, threshold, value, in_place_name="threshold_result")
+
+
 __all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "relu6", "elu", "elu_", "selu",
            "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink", "softshrink", "hardshrink",
-           "glu", "prelu", "rrelu", "rrelu_"]
+           "glu", "prelu", "rrelu", "rrelu_", "threshold_"]

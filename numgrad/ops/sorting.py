@@ -6,9 +6,11 @@ from .._core import dtypes
 from .._core.shapes import wrap_dim
 from .. import lazy
 from ..kernels import dispatch
+from ..kernels.dispatch import order as tie_order
 from ..node import record
 from ..tensor_base import TensorBase
 from .elementwise import apply
+from .functional import _type_name
 from .reduction import _indices_backward, _return_type  # the gradient of values picked at indices
 
 __all__ = ["argsort", "bucketize", "histc", "kthvalue", "median", "mode", "msort", "nanmedian", "searchsorted", "sort",
@@ -47,7 +49,44 @@ def _values_and_indices(op, name, node, t, values, indices, d, keepdim=True):
     return RETURN_TYPES[name](values, indices)
 
 
-def sort(input, dim=-1, descending=False, stable=None):
+_SORT_SIGNATURES = {
+    ("sort", False): " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = "
+                     "None)\n * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = "
+                     "None)\n",
+    ("argsort", False): " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)\n"
+                        " * (Tensor input, int dim = -1, bool descending = False)\n",
+    ("sort", True): " * (*, bool stable, int dim = -1, bool descending = False)\n * (int dim = -1, bool descending = "
+                    "False)\n"}
+_SORT_SIGNATURES[("argsort", True)] = _SORT_SIGNATURES[("sort", True)]
+_STABLE_KEYWORD = "      didn't match because some of the keywords were incorrect: stable\n"
+
+
+def _sort_arguments(name, args, kwargs, method):
+    """(dim, descending, stable) as torch's binding takes them: `stable` is keyword-only, and once it is given dim
+    and descending must be keywords too (torch.sort(x, 0, stable=True) and x.sort(0, False, True) are refused)."""
+    unknown = set(kwargs) - {"dim", "descending", "stable"}
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+    n = len(args)
+    if n > 2 or ("stable" in kwargs and n >= 1):
+        if n >= 2 and (method or name == "argsort"):
+            low, high, given = (1, 0, n) if method else (2, 1, n + 1)
+            raise TypeError(f"{name}() takes from {low} to {high} positional arguments but {given} were given")
+        got = ([] if method else ["Tensor"]) + [_type_name(a) for a in args] + \
+            [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        reason = _STABLE_KEYWORD if (method or name == "argsort") and "stable" in kwargs else ""
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
+                        f"one of:\n{_SORT_SIGNATURES[(name, method)]}{reason}")
+    for key, value in zip(("dim", "descending"), args):
+        if key in kwargs:
+            raise TypeError(f"{name}() got multiple values for argument '{key}'")
+        kwargs[key] = value
+    return kwargs.get("dim", -1), kwargs.get("descending", False), "stable" in kwargs
+
+
+def _sort(input, dim, descending, stable_overload):
+    """The sort itself (always stable, as torch's CPU sort is); torch.sort(..., stable=...) is another overload, whose
+    node is SortBackward1 even for stable=None."""
     (data,) = _host("sort", input)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
@@ -56,30 +95,43 @@ def sort(input, dim=-1, descending=False, stable=None):
         order = dispatch.numpy_op(_sorted_order, data, d, descending)
         values = _in_layout_of(np.take_along_axis(data, order, d), data)
         order = _in_layout_of(order, data)
-    node = "SortBackward0" if stable is None else "SortBackward1"
+    node = "SortBackward1" if stable_overload else "SortBackward0"
     return _values_and_indices("sort", "sort", node, input, values, order.astype(np.int64), d)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable).indices
+def sort(input, *args, **kwargs):
+    """torch.sort(input, dim=-1, descending=False) or torch.sort(input, *, stable, dim=-1, descending=False)."""
+    return _sort(input, *_sort_arguments("sort", args, kwargs, method=False))
+
+
+def sort_method(self, *args, **kwargs):
+    return _sort(self, *_sort_arguments("sort", args, kwargs, method=True))
+
+
+def argsort(input, *args, **kwargs):
+    return _sort(input, *_sort_arguments("argsort", args, kwargs, method=False)).indices
+
+
+def argsort_method(self, *args, **kwargs):
+    return _sort(self, *_sort_arguments("argsort", args, kwargs, method=True)).indices
 
 
 def msort(input):
-    return sort(input, 0).values
+    return _sort(input, 0, False, False).values
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    if input._dtype is dtypes.bool_:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     (data,) = _host("topk", input)
     d = wrap_dim(dim, data.ndim)
     size = data.shape[d] if data.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    if input._dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if data.ndim == 0:
         values, order = data.copy(), np.zeros((), np.int64)
     else:
-        order = np.take(_sorted_order(data, d, largest), np.arange(k), axis=d)
+        order = tie_order.topk_positions(data, d, k, largest, sorted)  # ties resolved as torch's kernel does
         values = np.take_along_axis(data, order, d)
     return _values_and_indices("topk", "topk", "TopkBackward0", input, values, order.astype(np.int64), d)
 
@@ -103,14 +155,24 @@ def _pick(op, name, node, input, dim, keepdim, position):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    d = wrap_dim(dim, len(input._shape))  # the dim's range first, then an empty dim
+    if input._shape and input._shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    size = input._shape[d] if input._shape else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input._dtype is dtypes.bool_ and input._shape:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
-    size = input._shape[wrap_dim(dim, len(input._shape))] if input._shape else 1
-    if not 1 <= k <= size:
-        d = wrap_dim(dim, len(input._shape))
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    return _pick("kthvalue", "kthvalue", "KthvalueBackward0", input, dim, keepdim,
-                 lambda rows: np.full(rows.shape[:-1], k - 1, np.int64))
+    (data,) = _host("kthvalue", input)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, where = data.copy(), np.zeros((), np.int64)
+    else:
+        where = np.expand_dims(tie_order.kthvalue_positions(data, d, k), d)  # torch's quick_select's pick
+        values = np.take_along_axis(data, where, d)
+        if not keepdim:
+            where, values = where.squeeze(d), values.squeeze(d)
+    return _values_and_indices("kthvalue", "kthvalue", "KthvalueBackward0", input, values, where, d, keepdim)
 
 
 def _lower_median(rows, skip_nan):
@@ -157,21 +219,6 @@ def nanmedian(input, dim=None, keepdim=False):
     return _median("nanmedian", input, dim, keepdim, True)
 
 
-def _mode_rows(rows):
-    """The most frequent value of each row (the smallest among equally frequent ones) and its last index."""
-    values, where = np.empty(rows.shape[:-1], rows.dtype), np.empty(rows.shape[:-1], np.int64)
-    for i in np.ndindex(rows.shape[:-1]):
-        order = np.argsort(dispatch.numpy_floats(rows[i]), kind="stable")
-        ranked = rows[i][order]
-        new_run = np.ones(len(ranked), bool)
-        new_run[1:] = ranked[1:] != ranked[:-1]  # a NaN is a run of its own, as torch counts it
-        starts = np.flatnonzero(new_run)
-        lengths = np.diff(np.append(starts, len(ranked)))
-        best = int(np.argmax(lengths))
-        values[i], where[i] = ranked[starts[best]], order[starts[best] + lengths[best] - 1]
-    return values, where
-
-
 def mode(input, dim=-1, keepdim=False):
     (data,) = _host("mode", input)
     d = wrap_dim(dim, data.ndim)
@@ -180,7 +227,8 @@ def mode(input, dim=-1, keepdim=False):
     else:
         if data.shape[d] == 0:
             raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-        values, where = _mode_rows(np.moveaxis(data, d, -1))
+        where = np.expand_dims(tie_order.mode_positions(data, d), d)  # the index torch's kernel reports
+        values, where = np.take_along_axis(data, where, d).squeeze(d), where.squeeze(d)
         if keepdim:
             values, where = np.expand_dims(values, d), np.expand_dims(where, d)
     return _values_and_indices("mode", "mode", "ModeBackward0", input, values, where, d, keepdim)

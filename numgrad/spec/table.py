@@ -84,6 +84,12 @@ _e("pow_tensor", "a b", "power(a, b)", {"a": "where(b == 0, 0, g * b * power(a, 
 _e("rpow", "a b", "power(b, a)", {"a": "g * where((b == 0) & (a >= 0), 0, out * log(b))"}, "PowBackward2",
    saved_names={"a": "exponent", "b": "self"}, scalar_only=("b",), internal=True,
    refuses={"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')})  # True ** bools; bools ** True is fine
+# a tensor times or over a number inside torch's C++ composites (at::mul(Tensor, Scalar): trapezoid's dx): nodes
+# of their own; Python's `t * 2` is mul's MulBackward0
+_e("mul_scalar", "a b", "a * b", {"a": "g * b"}, "MulBackward1", saved_names={"b": "other"}, scalar_only=("b",),
+   internal=True)
+_e("div_scalar", "a b", "a / b", {"a": "g / b"}, "DivBackward1", kind="float", saved_names={"b": "other"},
+   scalar_only=("b",), internal=True)
 _e("neg", "a", "-a", {"a": "-g"}, "NegBackward0")
 _e("exp", "a", "exp(a)", {"a": "g * out"}, "ExpBackward0", kind="float")
 _e("log", "a", "log(a)", {"a": "g / a"}, "LogBackward0", kind="float", domain={"a": POSITIVE})
@@ -177,6 +183,11 @@ _e("logical_or", "a b", "(a != 0) | (b != 0)", {}, "", kind="compare")
 _e("logical_xor", "a b", "(a != 0) != (b != 0)", {}, "", kind="compare")
 _e("logical_not", "a", "a == 0", {}, "", kind="compare")
 _e("isnan", "a", "isnan(a)", {}, "", kind="compare")
+# signbit: the sign bit, so -0.0 and -NaN count as negative (copysign reads the bit)
+_e("signbit", "a", "copysign(1, a) < 0", {}, "", kind="compare")
+# heaviside: `b` where a is 0, else a > 0 (NaN gives 0); torch defines no derivative (ops/pointwise.py checks dtypes)
+_e("heaviside", "a b", "where(a == 0, b, where(a > 0, 1, 0))", {"a": NOT_IMPLEMENTED, "b": NOT_IMPLEMENTED},
+   NOT_IMPLEMENTED_NODE, internal=True)
 
 
 def _no_integers(kernel):
@@ -293,6 +304,22 @@ _e("erfinv", "a", "erfinv(a)", {"a": "g * 0.886226925452758 * exp(erfinv(a) * er
 _e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, p, m)))",
    {"a": "where(a - a == 0, g, 0)"}, "NanToNumBackward0", scalar_only=("v", "p", "m"), options=("v", "p", "m"),
    internal=True)
+
+# threshold: `v` where a <= th (NaN stays), no gradient there; both numbers are options, cast to a's dtype
+_e("threshold", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward0",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
+   refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
+# torch.threshold_ (and F.threshold's inplace=True): the same rule under its own node, which saves a clone of self
+_e("threshold_result", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward1",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
+   refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
+# addcmul / addcdiv: a + v * b * c and a + v * b / c in torch's order of rounding; `v` is an option
+_e("addcmul", "a b c v", "a + v * b * c", {"a": "g", "b": "g * (c * v)", "c": "g * (b * v)"}, "AddcmulBackward0",
+   saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",), options=("v",),
+   refuses={"bool": (NotImplementedError, '"addcmul_cpu_out" not implemented for \'Bool\'')}, internal=True)
+_e("addcdiv", "a b c v", "a + v * b / c", {"a": "g", "b": "g * (v / c)", "c": "-g * (v * b / (c * c))"},
+   "AddcdivBackward0", saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",),
+   options=("v",), domain={"c": NONZERO}, internal=True)
 
 
 @dataclass(frozen=True)

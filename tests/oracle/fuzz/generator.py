@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from . import inputs as gen_inputs
 from .draw import HypothesisDraw
 from .ops import operator_step, reduction, shape_op, table
+from .ops_breadth import breadth
 from .ops_extra import extra
 from .ops_index import indexing, inplace
 from .ops_loss import loss
@@ -16,7 +17,7 @@ from .ops_tensorops import tensor_ops
 from .program import Backward, Interpreter, Lit, Program
 
 FAMILIES = (table, table, operator_step, operator_step, reduction, shape_op, shape_op, indexing, inplace, extra, nn_op,
-            tensor_ops, loss, pointwise)
+            tensor_ops, loss, pointwise, breadth)
 
 
 def generate(d):

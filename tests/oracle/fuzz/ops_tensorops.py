@@ -1,8 +1,8 @@
 """The tensor-ops fuzz family: scans (cumsum, cumprod, cummax, cummin, logcumsumexp, diff), rearrangements (tril,
 triu, roll, flip, rot90, repeat, tile, repeat_interleave, diagonal, trace, movedim, tensor_split), einsum and kron,
 stable sorts (sort, argsort, msort), and scatter/select (scatter_reduce, index_add, index_copy, index_fill, take).
-Order statistics whose tie order torch leaves to its selection algorithm (topk, kthvalue, median, mode) are not
-drawn: on the fuzz's small integers their indices would differ where torch's own order is unspecified."""
+topk, kthvalue and mode follow torch's tie order and are drawn by the breadth family (ops_breadth.py); median, whose
+tie order is left to torch's selection algorithm, is not drawn."""
 import numpy as np
 
 from .ops import dim, scalar, var

@@ -102,6 +102,15 @@ CALLS = {
     "logit": lambda L, a: L.logit(a),
     "logit_eps": lambda L, a, eps: a.logit(eps),
     "nan_to_num": lambda L, a, v, p, m: L.nan_to_num(a, v, p, m),
+    "heaviside": lambda L, a, b: L.heaviside(a, b.to(a.dtype)),
+    "threshold": lambda L, a, th, v: L.threshold(a, th, v),
+    "threshold_result": lambda L, a, th, v: L.threshold_(a * 1, th, v),
+    "addcmul": lambda L, a, b, c, v: L.addcmul(a, b, c, value=v),
+    "addcdiv": lambda L, a, b, c, v: a.addcdiv(b, c, value=v),
+    # at::mul(Tensor, Scalar) / at::div(Tensor, Scalar) are reached through trapezoid: its [a, a] samples integrate
+    # to exactly a * dx, and with x = [0, b] to (b * (a + a)) / 2
+    "mul_scalar": lambda L, a, b: L.trapezoid(L.stack([a, a], -1), dx=b),
+    "div_scalar": lambda L, a, b: L.trapezoid(L.stack([a, a], -1), L.tensor([0.0, b], dtype=a.dtype)),
 }
 for _entry in ELEMENTWISE.values():  # a published entry is numgrad.<name>, as torch.<name> is
     if _entry.published and len(_entry.inputs) == 1:
@@ -141,6 +150,14 @@ SCALARS = {
     ("nan_to_num", "v"): [0.0, 1.5],
     ("nan_to_num", "p"): [1e4, 3.0],
     ("nan_to_num", "m"): [-1e4, -2.0],
+    ("threshold", "th"): [0.5, -0.25, 1, 0],
+    ("threshold", "v"): [2.5, -1.0, 0, 3],
+    ("threshold_result", "th"): [0.5, -0.25, 1, 0],
+    ("threshold_result", "v"): [2.5, -1.0, 0, 3],
+    ("addcmul", "v"): [1, 2, 0.5, -1.5, 0],
+    ("addcdiv", "v"): [1, 2, 0.5, -1.5],
+    ("mul_scalar", "b"): [2.5, 0.5, -1.0, 3],
+    ("div_scalar", "b"): [2.0, 0.5, -1.5],
 }
 
 NAMES = sorted(ELEMENTWISE)

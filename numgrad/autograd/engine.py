@@ -1,6 +1,8 @@
 """The backward engine: schedules the graph's nodes in dependency order (iteratively: a 100 000-node chain
 works), passing each its summed incoming gradients (grad_buffers.py) or running an elementwise region at once
 (fused_backward.py)."""
+import math
+
 import numpy as np
 
 from .._core.messages import NON_DIFFERENTIABLE_GRAD
@@ -229,7 +231,8 @@ def _check_differentiable_edge(node, i, g):
 
 def _fused_region(node, grad_list, deps, needed, targets):
     """The elementwise region to run with `node` in one kernel (fused_backward.region), or None."""
-    if grad_list[0] is None or len(grad_list) != 1 or node.__class__.__base__ is not ElementwiseBackward:
+    if grad_list[0] is None or len(grad_list) != 1 or node.__class__.__base__ is not ElementwiseBackward or \
+            math.prod(node.out_shape) <= lazy.SMALL_MAX:  # (region's own first test, before its others)
         return None
     return fused_backward.region(node, deps, needed, targets or ())
 

@@ -54,6 +54,23 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+def _threshold(input, threshold, value, inplace=False):  # (named so: its argument `threshold` hides it)
+    if not inplace:
+        return pointwise.threshold(input, threshold, value)
+
+    def op(self, *args):
+        return pointwise.threshold_in_place(self, *args)
+    op.__name__ = "threshold"
+    return _inplace(op, elementwise=False)(input, threshold, value)
+
+
+threshold = _threshold
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, inplace=True)
+
+
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
@@ -163,6 +180,6 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "relu6", "elu", "elu_", "selu",
+__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6", "elu", "elu_", "selu",
            "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink", "softshrink", "hardshrink",
            "glu", "prelu", "rrelu", "rrelu_"]

@@ -376,7 +376,8 @@ def _check_empty_norm(t, p, dim, axes):
                                "this dimension is empty and the operation does not have an identity")
 
 
-def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(t, p="fro", dim=None, keepdim=False, dtype=None, *, _node="LinalgVectorNormBackward0"):
+    """torch.norm (linalg.vector_norm's node); `_node` names the node of C++ callers of at::norm (NormBackward1)."""
     if p is not None and not isinstance(p, (int, float, str)):  # torch's binding, before any other check
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     if isinstance(dim, bool):  # a bool is an int to Python, not a dim to torch
@@ -414,7 +415,7 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         else:
             out = sum(x ** p, axes, keepdim) ** (1.0 / p)
     out = _result(out._data, t._dtype)
-    record("LinalgVectorNormBackward0", _norm_backward, [t], [out],
+    record(_node, _norm_backward, [t], [out],
            {"self": t, "ord": p, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
     return out
 

@@ -243,6 +243,16 @@ _e("hardshrink", "a lambd", "where((a >= -lambd) & (a <= lambd), 0, a)",
    {"a": "where((a >= -lambd) & (a <= lambd), 0, g)"}, "HardshrinkBackward0", scalar_only=("lambd",),
    refuses=_no_integers("hardshrink_cpu"), options=("lambd",), internal=True)
 
+# threshold: the value where a <= threshold (NaN passes), the gradient only where a > threshold; the in-place
+# form's node is torch's ThresholdBackward1 (reading the input as it was)
+_THRESHOLD_BOOL = {"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}
+_e("threshold", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward0",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"), refuses=_THRESHOLD_BOOL,
+   internal=True)
+_e("threshold_in_place", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward1",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"), refuses=_THRESHOLD_BOOL,
+   internal=True, aten="threshold")
+
 # ---- pointwise math ----------------------------------------------------------------------------------
 # copysign: |a| with b's sign; the gradient is out / a (0 at a == 0), none for b
 _copysign_a = "g * where(a == 0, 0, out / a)"  # (torch masks the ratio, then multiplies: its 2nd order is so)

@@ -52,14 +52,14 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
     if feature and input.dim() < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
-    with no_grad():
+    with no_grad():  # in place, as torch: an integer input's noise refuses the float scales
         noise = _kept(shape, p, input)
         if alpha:
             a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-            b = (noise - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
-            noise = noise * a
+            b = (noise - 1).mul_(_SELU_ALPHA * a).add_(_SELU_ALPHA * a * p)
+            noise.mul_(a)
         else:
-            noise = noise / (1 - p)
+            noise.div_(1 - p)
     if not alpha:
         return input.mul_(noise) if inplace else input * noise
     return (input.mul_(noise) if inplace else input * noise).add_(b)
@@ -76,13 +76,12 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def _feature_dropout_batched(input, p, training, inplace, batched):
-    """torch's channel dropouts: an unbatched input gets a batch dim of one for the noise's shape."""
-    if not batched:
-        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-    result = _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
-    if not batched:
-        result = result.squeeze_(0) if inplace else result.squeeze(0)
-    return result
+    """torch's channel dropouts: an unbatched input gets a batch dim of one for the noise's shape (in place:
+    written through a view with that dim, where torch unsqueezes the input itself and squeezes it back)."""
+    if batched:
+        return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
+    result = _dropout_impl(input.unsqueeze(0), p, training, inplace, feature=True, alpha=False)
+    return input if inplace else result.squeeze(0)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):

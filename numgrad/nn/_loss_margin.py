@@ -87,15 +87,15 @@ def _multilabel_terms(x, t):
 def _multilabel_forward(x, t, reduction, per_frame):
     """The losses as torch's kernel sums them: each frame's terms in double, rounded to the input's type; a
     reduction sums the rounded frames in double, then divides."""
-    z, active, is_target = _multilabel_terms(x, t)
+    z, active, _ = _multilabel_terms(x, t)
     classes = x.shape[1]
     frame_sums = np.where(active, z, 0).astype(np.float64).sum((1, 2)).astype(x.dtype)
     if per_frame:
-        return (frame_sums / x.dtype.type(classes)).astype(x.dtype), is_target
+        return (frame_sums / x.dtype.type(classes)).astype(x.dtype)
     total = frame_sums.astype(np.float64).sum() / classes
     if reduction == "mean":
         total /= x.shape[0]
-    return np.asarray(total, x.dtype), is_target
+    return np.asarray(total, x.dtype)
 
 
 def _multilabel_coefficients(x, t, reduction):
@@ -122,22 +122,22 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     check_reduction(reduction)
     frames, classes = _check_multilabel(input, target)
     per_frame = reduction == "none" and target.dim() > 1  # a 1-d target gives a 0-d loss even unreduced
-    if input.numel() == 0:  # torch's kernel returns before writing: an empty batch's mean is no number it computes
-        out = creation.zeros(frames if per_frame else (), dtype=input._dtype)
-        return new_tensor(out._data, input._dtype)
-    t = dispatch.to_host(target._data).reshape(frames, classes)
-    if t.min() < -1 or t.max() >= classes:
-        raise RuntimeError("argument #2 'target' is out of range")
-    if not input._dtype.is_floating_point or input._dtype.is_narrow:
-        raise NotImplementedError(f'"multilabel_margin_loss_forward_out_frame" not implemented for '
-                                  f"'{input._dtype.word}'")
-    if target._dtype.name != "int64":
-        raise RuntimeError(f"expected scalar type Long but found {target._dtype.word}")
     x = dispatch.to_host(input.detach()._data).reshape(frames, classes)
-    losses, _ = _multilabel_forward(x, t, reduction, per_frame)
+    if input.numel() == 0:  # torch's kernel returns before writing: an empty batch's mean is no number it computes
+        losses, coef = np.zeros(frames if per_frame else (), x.dtype), np.zeros_like(x)
+    else:
+        t = dispatch.to_host(target._data).reshape(frames, classes)
+        if t.min() < -1 or t.max() >= classes:
+            raise RuntimeError("argument #2 'target' is out of range")
+        if not input._dtype.is_floating_point or input._dtype.is_narrow:
+            raise NotImplementedError(f'"multilabel_margin_loss_forward_out_frame" not implemented for '
+                                      f"'{input._dtype.word}'")
+        if target._dtype.name != "int64":
+            raise RuntimeError(f"expected scalar type Long but found {target._dtype.word}")
+        losses = _multilabel_forward(x, t, reduction, per_frame)
+        coef = _multilabel_coefficients(x, t, reduction) if STATE.grad_enabled and input.requires_grad else None
     out = new_tensor(losses, input._dtype)
-    if STATE.grad_enabled and input.requires_grad:
+    if coef is not None:
         record("MultilabelMarginLossBackward0", _multilabel_backward, [input], [out],
-               {"coef": constant(_multilabel_coefficients(x, t, reduction)), "shape": input.shape,
-                "reduction": reduction})
+               {"coef": constant(coef), "shape": input.shape, "reduction": reduction})
     return out

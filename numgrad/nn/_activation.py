@@ -180,6 +180,6 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6", "elu", "elu_", "selu",
-           "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink", "softshrink", "hardshrink",
-           "glu", "prelu", "rrelu", "rrelu_"]
+__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
+           "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_"]

@@ -1,6 +1,5 @@
 """F.unfold and F.fold (Im2ColBackward0, Col2ImBackward0: each the other's backward), pixel_shuffle /
 pixel_unshuffle (likewise) and channel_shuffle, with torch's checks."""
-from .._core.grad_mode import no_grad
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
@@ -190,10 +189,14 @@ def pixel_unshuffle(input, downscale_factor):
 
 # ---- channel_shuffle: (N, g, C/g, *) -> (N, C/g, g, *), its own backward with C/g groups --------------------------
 
+def _channel_shuffle_array(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape(n, groups, c // groups, *x.shape[2:]).swapaxes(1, 2).copy().reshape(x.shape)  # a copy always
+
+
 def _channel_shuffled(x, groups):
-    n, c, *rest = x.shape
-    with no_grad():
-        return x.reshape(n, groups, c // groups, *rest).transpose(1, 2).contiguous().reshape(n, c, *rest)
+    dispatch.require_host("channel_shuffle", x._data)
+    return new_tensor(dispatch.numpy_op(_channel_shuffle_array, x._data, groups), x._dtype)
 
 
 def _check_channel_shuffle(input, groups):

@@ -135,6 +135,8 @@ def test_channel_shuffle_edges_and_errors():
     compare_arrays(lambda F, a: F.channel_shuffle(a, 3), np.arange(24).reshape(2, 6, 2), grads=[], rtol=0, atol=0)
     compare_arrays(lambda F, a: F.channel_shuffle(a, 2), np.arange(24).reshape(2, 6, 2) % 2 == 0, grads=[])
     assert repr(numgrad.nn.ChannelShuffle(2)) == repr(torch.nn.ChannelShuffle(2))
+    # one group: still a fresh tensor, which an in-place op may write (it was a view made under no_grad)
+    compare_arrays(lambda F, a: F.threshold(F.channel_shuffle(a * 1, 1), -1.0, -2.0, inplace=True), rand(2, 3, 4))
     for lib in (numgrad, torch):  # torch's own kernel has no derivative
         y = lib.nn.functional.native_channel_shuffle(lib.tensor(rand(1, 4, 2), requires_grad=True), 2)
         assert y.grad_fn.name() == "torch::autograd::NotImplemented"

@@ -66,6 +66,8 @@ def _pdist_array(x, p):
 def _pdist_backward(node, g):
     """torch's _pdist_backward: each pair's term added to its first row and taken from its second."""
     x, p, dist = node.saved("self"), node.saved("p"), node.saved("result")
+    if x._dtype.is_narrow:  # (the forward's kernel never ran for no pairs; the backward's always does)
+        raise NotImplementedError(f"\"pdist_backward\" not implemented for '{x._dtype.word}'")
     n, m = x.shape
     if p == 0 or not g.numel() or not m:
         return (creation.zeros_like(x),)

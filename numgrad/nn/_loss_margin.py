@@ -1,5 +1,7 @@
 """soft_margin_loss (SoftMarginLossBackward0), hinge_embedding_loss (torch's composite) and multilabel_margin_loss
 (MultilabelMarginLossBackward0, torch's CPU kernel), with torch's checks in torch's order."""
+import math
+
 import numpy as np
 
 from .._core.grad_mode import no_grad
@@ -22,7 +24,7 @@ def _not_differentiable(fn, name, tensor):
 
 def _soft_margin_backward(node, g):
     x, t = node.saved("input"), node.saved("target")
-    norm = 1.0 / x.numel() if node.saved("reduction") == "mean" else 1.0
+    norm = (1.0 / x.numel() if x.numel() else math.inf) if node.saved("reduction") == "mean" else 1.0
     z = (-t * x).exp()  # torch's soft_margin_loss_backward: -norm * target * z / (1 + z) * grad
     grad = (t * z) * -norm / (z + 1) * g
     return (grad if grad.dtype is x.dtype else grad.to(x.dtype),)

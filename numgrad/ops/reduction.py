@@ -400,6 +400,8 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None, *, _node="LinalgVector
         _check_empty_norm(t, p, dim, axes)
     with no_grad():
         x = t.abs()
+        if t._dtype.is_narrow:  # a half type's norm in float, rounded once (torch's opmath)
+            x = x.to(dtypes.float32)
         # each result of one element: torch's norm is that element's abs for every order but 0, so neither
         # its square nor its power overflows ([1e30].norm() is 1e30, [1e30, 1e30].norm() inf in float32)
         if p == float("inf") or (p != 0 and math.prod(t._shape[a] for a in axes) == 1):

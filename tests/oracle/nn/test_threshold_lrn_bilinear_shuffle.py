@@ -32,6 +32,16 @@ def test_threshold_forms():
     assert repr(numgrad.nn.Threshold(0.1, 20, True)) == repr(torch.nn.Threshold(0.1, 20, True))
 
 
+def test_threshold_in_place_into_an_expanded_tensor():
+    outs = []
+    for lib in (numgrad, torch):  # threshold_ is idempotent: torch does not check its memory overlap
+        base = lib.tensor([[[-0.5], [0.7]]])
+        out = lib.nn.functional.threshold(base.expand(3, 2, 1), 0.0, -2.0, inplace=True)
+        outs.append((out.numpy().copy(), base.numpy().copy()))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_threshold_in_place_saves_the_input_before_the_write():
     grads = []
     for lib in (numgrad, torch):

@@ -101,8 +101,9 @@ def pdist(input, p=2):
     pairs = n * (n - 1) // 2
     if pairs and m and input._dtype.is_narrow:
         raise NotImplementedError(f"\"pdist\" not implemented for '{input._dtype.word}'")
+    dispatch.require_host("pdist", input._data)
     if pairs and m:
-        data = dispatch.numpy_op(_pdist_array, dispatch.to_host(input.detach()._data), p)
+        data = dispatch.numpy_op(_pdist_array, input.detach()._data, p)
     else:
         data = np.zeros(pairs, input._dtype.np)
     out = new_tensor(data, input._dtype)

@@ -124,11 +124,12 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     check_reduction(reduction)
     frames, classes = _check_multilabel(input, target)
     per_frame = reduction == "none" and target.dim() > 1  # a 1-d target gives a 0-d loss even unreduced
-    x = dispatch.to_host(input.detach()._data).reshape(frames, classes)
+    dispatch.require_host("multilabel_margin_loss", input._data, target._data)
+    x = input.detach()._data.reshape(frames, classes)
     if input.numel() == 0:  # torch's kernel returns before writing: an empty batch's mean is no number it computes
         losses, coef = np.zeros(frames if per_frame else (), x.dtype), np.zeros_like(x)
     else:
-        t = dispatch.to_host(target._data).reshape(frames, classes)
+        t = target._data.reshape(frames, classes)
         if t.min() < -1 or t.max() >= classes:
             raise RuntimeError("argument #2 'target' is out of range")
         if not input._dtype.is_floating_point or input._dtype.is_narrow:

@@ -47,6 +47,10 @@ from .ops.index_reduce import index_reduce
 from .ops.distance import cdist
 from .ops.shape import clone, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .nn._activation import celu_, rrelu, rrelu_, selu_, threshold_
+from .nn._bilinear import bilinear
+from .nn._distance import cosine_similarity, pairwise_distance, pdist
+from .nn._dropout import NAMESPACE_FORMS as _DROPOUTS
+from .nn._fold import channel_shuffle, native_channel_shuffle
 from .serialization import load, save
 from .tensor import Tensor
 from .utils import dlpack
@@ -59,6 +63,12 @@ from .nn.functional import adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv
     conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, pixel_shuffle, pixel_unshuffle
 
 __version__ = "0.1.0"
+
+# torch's namespace forms of the dropouts: (input, p, train), refusing a bad p in C++'s words
+dropout, dropout_, feature_dropout, feature_dropout_, alpha_dropout, alpha_dropout_, feature_alpha_dropout, \
+    feature_alpha_dropout_ = (_DROPOUTS[name] for name in (
+        "dropout", "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_"))
 
 _host_memory.tune()  # freed arrays stay in the heap for the next step (NUMGRAD_MALLOC_TUNING=0: malloc as it is)
 

@@ -158,7 +158,9 @@ def _check_cast_dtype(dtype, target, c_names=False):
         raise RuntimeError(f"result type {dtype.word} can't be cast to the desired output type {to}")
 
 
-def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
+def _inplace(fn, c_names=False, differentiable=True, elementwise=True, overlap=True):
+    """fn written into self, with torch's checks first; `overlap=False`: no memory-overlap check (torch's
+    threshold_, idempotent, skips it)."""
     def op(self, *args, **kwargs):
         operands = (*args, *kwargs.values())
         self._check_inplace(differentiable, operands)
@@ -172,7 +174,7 @@ def _inplace(fn, c_names=False, differentiable=True, elementwise=True):
         bool_refused_first = (fn.__name__ in ("sub", "subtract") and any(
             (a._dtype is dtypes.bool_) if isinstance(a, TensorBase) else isinstance(a, (bool, np.bool_))
             for a in (self, *args))) or (fn.__name__ in ("neg", "negative", "relu") and self._dtype is dtypes.bool_)
-        if not bool_refused_first:
+        if not bool_refused_first and overlap:
             self._check_overlap(args)
         if tensors and elementwise and not bool_refused_first:
             full = broadcast_shapes(self._shape, *tensors)

@@ -54,6 +54,23 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+def _threshold(input, threshold, value, inplace=False):  # (named so: its argument `threshold` hides it)
+    if not inplace:
+        return pointwise.threshold(input, threshold, value)
+
+    def op(self, *args):
+        return pointwise.threshold_in_place(self, *args)
+    op.__name__ = "threshold"
+    return _inplace(op, elementwise=False, overlap=False)(input, threshold, value)  # (torch skips the check too)
+
+
+threshold = _threshold
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, inplace=True)
+
+
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
@@ -163,13 +180,6 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-def threshold_(input, threshold, value):
-    """torch.threshold_ (the out-of-place torch.threshold is ops/pointwise_more.py's)."""
-    for number in (threshold, value):
-        dtypes.check_scalar_fits(number, input._dtype)
-    return _maybe_in_place("threshold", input, True, threshold, value, in_place_name="threshold_result")
-
-
-__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "relu6", "elu", "elu_", "selu",
-           "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink", "softshrink", "hardshrink",
-           "glu", "prelu", "rrelu", "rrelu_", "threshold_"]
+__all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
+           "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_"]

@@ -275,8 +275,9 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, k):
     _refuse_kernel_dtype(input, dilation, k)
     geo = geometry(input.shape, weight.shape[2:], stride, padding, dilation)
     # one recorded call: numgrad.compile replays it on new values
+    bias_first = not _uses_mkldnn(input, weight, stride, padding, dilation, groups)  # torch's slow kernels
     out, cols = dispatch.numpy_op(window.conv_arrays, spatial(input._data, geo), weight._data,
-                                  None if bias is None else bias._data, geo, groups)
+                                  None if bias is None else bias._data, geo, groups, bias_first)
     result = new_tensor(out.reshape(input.shape[0], weight.shape[0], *output_sizes(geo)[-k:]), input._dtype)
     record("ConvolutionBackward0", _conv_backward, [input, weight, bias], [result],
            {"input": input, "weight": weight, "geometry": geo, "groups": groups,

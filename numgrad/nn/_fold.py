@@ -1,8 +1,9 @@
-"""F.unfold and F.fold (Im2ColBackward0, Col2ImBackward0: each the other's backward) and pixel_shuffle /
-pixel_unshuffle (likewise), with torch's checks."""
+"""F.unfold and F.fold (Im2ColBackward0, Col2ImBackward0: each the other's backward), pixel_shuffle /
+pixel_unshuffle (likewise) and channel_shuffle, with torch's checks."""
 from ..kernels import dispatch
 from ..kernels.dispatch import window
 from ..node import record
+from ..spec.table import NOT_IMPLEMENTED_NODE
 from ._common import new_tensor, refuse_dtype
 
 
@@ -184,3 +185,49 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w} "
                            f"is not divisible by {r}")
     return _unshuffle(input, r)  # (an empty input keeps its shape, as torch's shortcut does)
+
+
+# ---- channel_shuffle: (N, g, C/g, *) -> (N, C/g, g, *), its own backward with C/g groups --------------------------
+
+def _channel_shuffle_array(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape(n, groups, c // groups, *x.shape[2:]).swapaxes(1, 2).copy().reshape(x.shape)  # a copy always
+
+
+def _channel_shuffled(x, groups):
+    dispatch.require_host("channel_shuffle", x._data)
+    return new_tensor(dispatch.numpy_op(_channel_shuffle_array, x._data, groups), x._dtype)
+
+
+def _check_channel_shuffle(input, groups):
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+
+
+def _channel_shuffle_backward(node, g):
+    return (channel_shuffle(g, g.shape[1] // node.saved("groups")),)
+
+
+def channel_shuffle(input, groups):
+    _check_channel_shuffle(input, groups)
+    out = _channel_shuffled(input, groups)
+    record("ChannelShuffleBackward0", _channel_shuffle_backward, [input], [out], {"groups": groups})
+    return out
+
+
+def _native_channel_shuffle_backward(node, g):
+    raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
+
+
+def native_channel_shuffle(input, groups):
+    """The same values through torch's kernel, for which torch defines no derivative."""
+    _check_channel_shuffle(input, groups)
+    out = _channel_shuffled(input, groups)
+    record(NOT_IMPLEMENTED_NODE, _native_channel_shuffle_backward, [input], [out])
+    return out

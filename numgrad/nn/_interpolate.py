@@ -9,6 +9,7 @@ import numpy as np
 
 from ..kernels import dispatch
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ._interpolate_uint8 import interpolate_uint8
 from ._resample import Taps, resample
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -131,14 +132,12 @@ def _check_sizes(sizes, outs):
 
 
 def _check_dtype(input, mode, k):
-    """torch's kernels take floating types, and uint8 for nearest (a gather); an integer 4-d input is refused by
-    the channels-last kernel torch picks for it. (torch's uint8 bilinear and bicubic, fixed-point kernels of
-    their own, are not implemented here.)"""
+    """torch's kernels take floating types, and uint8 for nearest (a gather) and for 4-d bilinear and bicubic
+    (fixed-point kernels of their own: nn/_interpolate_uint8.py); an integer 4-d input is refused by the
+    channels-last kernel torch picks for it."""
     if input._dtype.is_floating_point or (input._dtype.name == "uint8" and mode.startswith("nearest")):
         return
     nearest = mode.startswith("nearest")
-    if input._dtype.name == "uint8" and k == 2:
-        raise NotImplementedError(f"numgrad: interpolate(mode='{mode}') of a uint8 tensor is not implemented")
     if k == 2 and mode != "bicubic":
         kernel = f"upsample_{'nearest' if nearest else 'bilinear'}2d_channels_last"
     else:
@@ -153,6 +152,8 @@ def _upsample(input, mode, output_size, scale_factors, align_corners, antialias=
         int(n * s) for n, s in zip(sizes, scale_factors)]  # C++'s conversion of size * scale: toward zero
     _check_sizes(sizes, outs)
     scales = list(scale_factors) if scale_factors is not None else [None] * k
+    if input._dtype.name == "uint8" and k == 2 and mode in ("bilinear", "bicubic"):
+        return interpolate_uint8(input, outs, align_corners, scales, mode, antialias)
     _check_dtype(input, mode, k)
     dt = dispatch.kernel_dtype(input._data.dtype)  # a half type's weights in float32 (torch's opmath)
     plan = []

@@ -9,9 +9,9 @@ from .._core.shapes import broadcast_shapes
 from ..node import record
 from ..ops import creation
 from ..ops.functional import where
-from ..ops.reduction import norm
 from ._common import check_reduction, new_tensor, wants
 from ._ctc import ctc_loss  # noqa: F401 (nn.functional's name)
+from ._distance import pairwise_distance
 from ._loss import _pointwise_loss, _reduce, _warn_size, l1_loss
 
 
@@ -201,10 +201,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(output, reduction)
 
 
-def _pairwise_distance(x1, x2, p, eps):
-    return norm(x1 - x2 + eps, p, max(x1.dim(), x2.dim()) - 1)
-
-
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _reduction_of(reduction, size_average, reduce)
@@ -216,10 +212,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
                            "inputs")
-    dist_pos = _pairwise_distance(anchor, positive, p, eps)
-    dist_neg = _pairwise_distance(anchor, negative, p, eps)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = dist_neg.minimum(_pairwise_distance(positive, negative, p, eps))
+        dist_neg = dist_neg.minimum(pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 

@@ -7,10 +7,14 @@ from ..ops.shape import flatten
 from ..ops.reshaping import one_hot
 from ._conv import conv1d, conv2d, conv3d, max_pool2d
 from ._conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
-from ._fold import fold, pixel_shuffle, pixel_unshuffle, unfold
+from ._fold import channel_shuffle, fold, native_channel_shuffle, pixel_shuffle, pixel_unshuffle, unfold
 from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._attention import scaled_dot_product_attention
-from ._dropout import dropout
+from ._bilinear import bilinear
+from ._distance import cosine_similarity, pairwise_distance, pdist
+from ._dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ._local_response_norm import local_response_norm
+from ._loss_margin import hinge_embedding_loss, multilabel_margin_loss, soft_margin_loss
 from ._embedding_bag import embedding_bag
 from ._group_norm import group_norm, instance_norm
 from ._activation import *  # noqa: F401,F403  silu, elu, hardtanh, glu, prelu, rrelu, ...
@@ -40,8 +44,10 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
            "one_hot", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss",
-           "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag",
-           *_activations]
+           "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag", "alpha_dropout",
+           "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "soft_margin_loss", "hinge_embedding_loss",
+           "multilabel_margin_loss", "cosine_similarity", "pairwise_distance", "pdist", "local_response_norm",
+           "bilinear", "channel_shuffle", "native_channel_shuffle", *_activations]
 
 
 def relu(input, inplace=False):

@@ -91,6 +91,30 @@ def hardshrink(input, lambd=0.5):
     return apply("hardshrink", input, lambd)
 
 
+def _threshold_scalars(input, threshold, value):
+    """threshold's two numbers as its kernel reads them: converted to the input's type with c10's overflow check
+    (an integer input truncates them; a half type rounds them)."""
+    scalars = []
+    for name, position, v in (("threshold", 2, threshold), ("value", 3, value)):
+        if not _scalar(v):
+            raise TypeError(f"threshold(): argument '{name}' (position {position}) must be Number, not {_type_name(v)}")
+        d = input.dtype
+        if d is not dtypes.bool_:
+            v = dtypes.check_scalar_fits(v, d)
+            v = dtypes.wrap_scalar(v if d.is_floating_point else int(v), d)
+        scalars.append(v)
+    return scalars
+
+
+def threshold(input, threshold, value):
+    return apply("threshold", input, *_threshold_scalars(input, threshold, value))
+
+
+def threshold_in_place(input, threshold, value):
+    """threshold_'s values, recorded by ThresholdBackward1 (the in-place write is the caller's)."""
+    return apply("threshold_in_place", input, *_threshold_scalars(input, threshold, value))
+
+
 def selu(input):
     return apply("selu", input)
 
@@ -203,6 +227,6 @@ def bitwise_not(input):
 
 
 __all__ = ["copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",
-           "selu", "celu", "prelu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+           "threshold", "selu", "celu", "prelu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
            "bitwise_right_shift",
            "bitwise_not"]

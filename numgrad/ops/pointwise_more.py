@@ -1,4 +1,4 @@
-"""More pointwise functions of torch's namespace: threshold, addcmul, addcdiv, heaviside, float_power (op-table
+"""More pointwise functions of torch's namespace: addcmul, addcdiv, heaviside, float_power (op-table
 entries or compositions of them) and gcd, lcm (integers only, computed on the host as the bitwise ops are)."""
 import numpy as np
 
@@ -11,20 +11,13 @@ from .elementwise import apply
 from .functional import _scalar, _tensor_arg, pow as _pow
 from .pointwise import _got, _invalid_combination
 
-__all__ = ["threshold", "addcmul", "addcdiv", "heaviside", "float_power", "gcd", "lcm"]
+__all__ = ["addcmul", "addcdiv", "heaviside", "float_power", "gcd", "lcm"]
 
 ADDCDIV_INTEGERS = ("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                     "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented "
                     "as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
                     "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
                     "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-
-
-def threshold(input, threshold, value):
-    _tensor_arg("threshold", input, 1, "input")
-    for number in (threshold, value):
-        dtypes.check_scalar_fits(number, input._dtype)
-    return apply("threshold", input, threshold, value)
 
 
 def _three_tensors(name, input, tensor1, tensor2):

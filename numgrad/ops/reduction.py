@@ -383,7 +383,8 @@ def _check_empty_norm(t, p, dim, axes):
                                "this dimension is empty and the operation does not have an identity")
 
 
-def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(t, p="fro", dim=None, keepdim=False, dtype=None, *, _node="LinalgVectorNormBackward0"):
+    """torch.norm (linalg.vector_norm's node); `_node` names the node of C++ callers of at::norm (NormBackward1)."""
     if p is not None and not isinstance(p, (int, float, str)):  # torch's binding, before any other check
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     if isinstance(dim, bool):  # a bool is an int to Python, not a dim to torch
@@ -406,6 +407,8 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         _check_empty_norm(t, p, dim, axes)
     with no_grad():
         x = t.abs()
+        if t._dtype.is_narrow:  # a half type's norm in float, rounded once (torch's opmath)
+            x = x.to(dtypes.float32)
         # each result of one element: torch's norm is that element's abs for every order but 0, so neither
         # its square nor its power overflows ([1e30].norm() is 1e30, [1e30, 1e30].norm() inf in float32)
         if p == float("inf") or (p != 0 and math.prod(t._shape[a] for a in axes) == 1):
@@ -421,7 +424,7 @@ def norm(t, p="fro", dim=None, keepdim=False, dtype=None):
         else:
             out = sum(x ** p, axes, keepdim) ** (1.0 / p)
     out = _result(out._data, t._dtype)
-    record("LinalgVectorNormBackward0", _norm_backward, [t], [out],
+    record(_node, _norm_backward, [t], [out],
            {"self": t, "ord": p, "axes": axes, "keepdim": keepdim, "dim": dim}, {"result": 0})
     return out
 

@@ -254,6 +254,16 @@ _e("hardshrink", "a lambd", "where((a >= -lambd) & (a <= lambd), 0, a)",
    {"a": "where((a >= -lambd) & (a <= lambd), 0, g)"}, "HardshrinkBackward0", scalar_only=("lambd",),
    refuses=_no_integers("hardshrink_cpu"), options=("lambd",), internal=True)
 
+# threshold: the value where a <= threshold (NaN passes), the gradient only where a > threshold; the in-place
+# form's node is torch's ThresholdBackward1 (reading the input as it was)
+_THRESHOLD_BOOL = {"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}
+_e("threshold", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward0",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"), refuses=_THRESHOLD_BOOL,
+   internal=True)
+_e("threshold_in_place", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward1",
+   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"), refuses=_THRESHOLD_BOOL,
+   internal=True, aten="threshold")
+
 # ---- pointwise math ----------------------------------------------------------------------------------
 # copysign: |a| with b's sign; the gradient is out / a (0 at a == 0), none for b
 _copysign_a = "g * where(a == 0, 0, out / a)"  # (torch masks the ratio, then multiplies: its 2nd order is so)
@@ -305,14 +315,6 @@ _e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, 
    {"a": "where(a - a == 0, g, 0)"}, "NanToNumBackward0", scalar_only=("v", "p", "m"), options=("v", "p", "m"),
    internal=True)
 
-# threshold: `v` where a <= th (NaN stays), no gradient there; both numbers are options, cast to a's dtype
-_e("threshold", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward0",
-   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
-   refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
-# torch.threshold_ (and F.threshold's inplace=True): the same rule under its own node, which saves a clone of self
-_e("threshold_result", "a th v", "where(a <= th, v, a)", {"a": "where(a <= th, 0, g)"}, "ThresholdBackward1",
-   saved_names={"th": "threshold"}, scalar_only=("th", "v"), options=("th", "v"),
-   refuses={"bool": (NotImplementedError, '"threshold_cpu" not implemented for \'Bool\'')}, internal=True)
 # addcmul / addcdiv: a + v * b * c and a + v * b / c in torch's order of rounding; `v` is an option
 _e("addcmul", "a b c v", "a + v * b * c", {"a": "g", "b": "g * (c * v)", "c": "g * (b * v)"}, "AddcmulBackward0",
    saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",), options=("v",),

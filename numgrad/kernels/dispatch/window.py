@@ -145,17 +145,18 @@ im2col_array.prepare = _prepare_window(lambda x, geo, out: window.im2col(x, geo.
 col2im_array.prepare = _prepare_window(lambda cols, geo, out: window.col2im(cols, geo.key(), out))
 
 
-def conv_arrays(x, weight, bias, geo, groups):
-    """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias."""
+def conv_arrays(x, weight, bias, geo, groups, bias_first=False):
+    """conv2d's output (C order) and its im2col columns: one BLAS product per group, then the bias.
+    `bias_first`: the sums start from the bias, as torch's slow (not oneDNN) CPU kernels start them."""
     cols = im2col_array(x, geo)
     product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
     result = np.empty((geo.n, weight.shape[0]) + _outs(geo), weight.dtype)
-    _conv_finish(weight, bias, geo, groups, cols, product, result)
+    _conv_finish(weight, bias, geo, groups, cols, product, result, bias_first)
     return result, cols
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, at a replay too
-def _conv_finish(weight, bias, geo, groups, cols, product, result):
+def _conv_finish(weight, bias, geo, groups, cols, product, result, bias_first=False):
     """The product of the weight and the columns into `product`, then into `result` as NCHW with the bias."""
     out_channels = weight.shape[0]
     w2 = weight.reshape(out_channels, -1)
@@ -171,24 +172,54 @@ def _conv_finish(weight, bias, geo, groups, cols, product, result):
         np.copyto(result, out)
     else:
         np.add(out, bias.reshape((1, -1) + (1,) * len(outs)), out=result)
+        if bias_first and is_float(weight.dtype):
+            _keep_negative_zeros(weight, bias, geo, groups, cols, result)
+
+
+def _keep_negative_zeros(weight, bias, geo, groups, cols, result):
+    """torch's slow CPU convolutions add each output's terms onto its bias (slow_conv2d's gemm with beta 1): a
+    -0.0 bias whose terms are all -0.0 stays -0.0, where the product then the bias give +0.0. (A one-column
+    product goes to BLAS's gemv, which keeps -0.0 only over few terms; beyond that torch's sums are +0.0 too.)"""
+    negative_zero = (bias == 0) & np.signbit(bias)
+    terms = weight[0].size
+    if not negative_zero.any() or not result.size or (
+            math.prod(_outs(geo)) == 1 and terms > (8 if weight.dtype == np.float64 else 11)):
+        return
+    out_channels = weight.shape[0]
+    w = weight.reshape(groups, out_channels // groups, -1)
+    c = cols.reshape(groups, -1, cols.shape[1])
+
+    def flags(condition):  # counted by a product of 0/1 matrices
+        return condition.astype(np.float32)
+    w_finite, c_finite = np.isfinite(w), np.isfinite(c)
+    w_zero, c_zero = w == 0, c == 0
+    w_neg, c_neg = np.signbit(w), np.signbit(c)
+    # a term w * c is -0.0 where one factor is 0, the other finite, and their signs differ
+    negative_terms = (flags(w_zero & ~w_neg) @ flags(c_finite & c_neg)
+                      + flags(w_zero & w_neg) @ flags(c_finite & ~c_neg)
+                      + flags(w_finite & ~w_zero & ~w_neg) @ flags(c_zero & c_neg)
+                      + flags(w_finite & ~w_zero & w_neg) @ flags(c_zero & ~c_neg))
+    all_negative = np.swapaxes((negative_terms == terms).reshape((out_channels, geo.n) + _outs(geo)), 0, 1)
+    keep = all_negative & negative_zero.reshape((1, -1) + (1,) * len(_outs(geo))) & (result == 0)
+    result[keep] = -0.0
 
 
 def _outs(geo):
     return (geo.oh, geo.ow) if isinstance(geo, Geometry) else geo.outs
 
 
-def _conv_replay(x, weight, bias, geo, groups, cols, product, result):
+def _conv_replay(x, weight, bias, geo, groups, bias_first, cols, product, result):
     window.im2col(x, geo.key(), cols)
-    _conv_finish(weight, bias, geo, groups, cols, product, result)
+    _conv_finish(weight, bias, geo, groups, cols, product, result, bias_first)
 
 
-def _prepare_conv(result, x, weight, bias, geo, groups):
+def _prepare_conv(result, x, weight, bias, geo, groups, bias_first=False):
     """numgrad.compile's replay of conv_arrays: into the trace's arrays, the product's buffer kept."""
     out, cols = result
     if not window.supports(x.dtype) or not isinstance(geo, Geometry):
         return None
     product = np.empty((weight.shape[0], cols.shape[1]), weight.dtype)
-    return functools.partial(_conv_replay, x, weight, bias, geo, groups, cols, product, out)
+    return functools.partial(_conv_replay, x, weight, bias, geo, groups, bias_first, cols, product, out)
 
 
 conv_arrays.prepare = _prepare_conv

@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d (running statistics, train/eval) and LayerNorm."""
+"""BatchNorm1d/2d (running statistics, train/eval), LayerNorm and LocalResponseNorm."""
 import numpy as np
 
 from ...kernels import dispatch
@@ -113,3 +113,15 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,5 @@
-"""Pointwise activation layers beyond ReLU/GELU: SiLU, Mish, ELU, Hardtanh, Softplus, the shrinks, GLU, PReLU, RReLU."""
+"""Pointwise activation layers beyond ReLU/GELU: SiLU, Mish, ELU, Hardtanh, Threshold, Softplus, the shrinks, GLU,
+PReLU, RReLU."""
 from .. import functional as F, init
 from ..module import Module
 from ._factory import empty_parameter
@@ -59,6 +60,18 @@ class Hardtanh(Module):
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class ReLU6(Hardtanh):

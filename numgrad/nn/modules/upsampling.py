@@ -1,4 +1,4 @@
-"""The upsampling layers (F.interpolate's), PixelShuffle, PixelUnshuffle, Unfold and Fold."""
+"""The upsampling layers (F.interpolate's), PixelShuffle, PixelUnshuffle, ChannelShuffle, Unfold and Fold."""
 
 from .. import functional as F
 from ..module import Module
@@ -83,3 +83,15 @@ class Fold(Module):
     def extra_repr(self):
         return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
                 f"padding={self.padding}, stride={self.stride}")
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -1,5 +1,6 @@
-"""The loss fuzz family: nn.functional's elementwise and margin losses on a floating variable, a target of its
-shape (another variable, a fresh tensor, now and then a broadcast or a wrong dtype), every reduction and option."""
+"""The loss fuzz family: nn.functional's elementwise and margin losses (soft margin, hinge embedding and multilabel
+margin too) on a floating variable, a target of its shape (another variable, a fresh tensor, now and then a broadcast
+or a wrong dtype), every reduction and option."""
 import numpy as np
 
 from .ops import var
@@ -53,11 +54,40 @@ def _elementwise(d, env, x):
     return Step("fn", "nn.functional." + name, (x, target), kw)
 
 
+def _multilabel(d, env, x, reduction):
+    """multilabel_margin_loss on rows of class scores: each row's targets, a -1 ending the list now and then."""
+    shape = tuple(env[x.i].shape)
+    rng = _seed_rng(d)
+    rows, classes = (shape[0], shape[1]) if len(shape) == 2 else (1, shape[0] if shape else 1)
+    labels = rng.integers(0, classes, (rows, classes))
+    labels[np.arange(classes)[None, :] >= rng.integers(0, classes + 1, rows)[:, None]] = -1
+    target = Lit(labels.reshape(shape).astype(np.int64))  # (a 1-d or 0-d input: one row of its classes)
+    return Step("fn", "nn.functional.multilabel_margin_loss", (x, target), {"reduction": reduction})
+
+
+def _sign_losses(d, env, x, reduction):
+    """soft_margin_loss and hinge_embedding_loss: a target of signs mostly, any values now and then."""
+    rng = _seed_rng(d)
+    shape = tuple(env[x.i].shape)
+    signs = Lit(np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(_float_name(env[x.i])))
+    target = signs if d.chance(0.8) else _target(d, env, x, mixed=True)
+    if d.chance(0.5):
+        return Step("fn", "nn.functional.soft_margin_loss", (x, target), {"reduction": reduction})
+    kw = {"margin": d.choice((1.0, 0.5, 2)), "reduction": reduction}
+    return Step("fn", "nn.functional.hinge_embedding_loss", (x, target), kw)
+
+
 def _margin(d, env, x):
-    """margin_ranking (a 1-d pair with signs) or multi_margin (rows of class scores)."""
+    """margin_ranking (a 1-d pair with signs), multi_margin or multilabel_margin (rows of class scores),
+    soft_margin or hinge_embedding (signs)."""
     shape = tuple(env[x.i].shape)
     rng = _seed_rng(d)
     reduction = d.choice(REDUCTIONS)
+    if d.chance(0.3):
+        return _sign_losses(d, env, x, reduction)
+    # (not with no rows: torch's reduced loss of an empty batch reads uninitialised memory)
+    if len(shape) <= 2 and all(shape) and d.chance(0.25):
+        return _multilabel(d, env, x, reduction)
     # (not with no rows: torch's reduced loss of an empty batch reads uninitialised memory)
     if len(shape) == 2 and shape[0] and shape[1] and d.chance(0.5):
         classes = Lit(rng.integers(0, shape[1], shape[0]).astype(np.int64))

@@ -1,8 +1,9 @@
 """The nn family of the fuzz: torch's top-level names of the nn ops (constant_pad_nd, avg_pool1d, max_pool1d,
-adaptive_avg_pool1d, pixel_shuffle, pixel_unshuffle, conv1d, conv_transpose1d) on the program's variables, with
-arguments that mostly fit and now and then do not."""
+adaptive_avg_pool1d, pixel_shuffle, pixel_unshuffle, conv1d, conv_transpose1d) and nn.functional's ops of
+ops_nn_functional.py, on the program's variables, with arguments that mostly fit and now and then do not."""
 from .ops import scalar, var
 from .ops_index import _seed_rng
+from .ops_nn_functional import functional_op
 from .program import Lit, Step
 
 NAMES = ("constant_pad_nd", "constant_pad_nd", "avg_pool1d", "max_pool1d", "adaptive_avg_pool1d", "pixel_shuffle",
@@ -26,6 +27,10 @@ def _weight(d, shape, like):
 
 
 def nn_op(d, env):
+    if d.chance(0.35):
+        step = functional_op(d, env)
+        if step is not None:
+            return step
     name = d.choice(NAMES)
     if name == "constant_pad_nd":
         x = var(d, env)

@@ -68,6 +68,7 @@ threshold = _threshold
 
 
 def threshold_(input, threshold, value):
+    _core._tensor_arg("threshold_", input, 1, "input")
     return _threshold(input, threshold, value, inplace=True)
 
 

@@ -107,11 +107,13 @@ def _threshold_scalars(input, threshold, value):
 
 
 def threshold(input, threshold, value):
+    _tensor_arg("threshold", input, 1, "input")
     return apply("threshold", input, *_threshold_scalars(input, threshold, value))
 
 
 def threshold_in_place(input, threshold, value):
     """threshold_'s values, recorded by ThresholdBackward1 (the in-place write is the caller's)."""
+    _tensor_arg("threshold_", input, 1, "input")
     return apply("threshold_in_place", input, *_threshold_scalars(input, threshold, value))
 
 

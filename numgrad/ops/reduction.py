@@ -132,7 +132,9 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
         acc = "float64" if out_dtype.is_floating_point else "int64"
         values = dispatch.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     elif out_dtype.is_floating_point and t._dtype.is_floating_point and axes:  # float32 sums accumulate in double
-        values = dispatch.float_sum(REDUCTIONS["sum"], t._data, axes, out_dtype.np, _kept_shape(shape, axes, keepdim))
+        data = t._data
+        values = (dispatch.small_float_sum if data.size <= lazy.SMALL_MAX and data.__class__ is np.ndarray else
+                  dispatch.float_sum)(REDUCTIONS["sum"], data, axes, out_dtype.np, _kept_shape(shape, axes, keepdim))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator

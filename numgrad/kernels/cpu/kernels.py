@@ -4,6 +4,7 @@ import math
 import os
 
 import numpy as np
+from numba import njit
 
 from ...spec.table import REDUCTIONS
 from .. import loader, lower
@@ -220,3 +221,11 @@ def bind_reduction(name, update, x, axes, acc_dtype):
         return functools.partial(kernels.rows, 0, outer, flat, out, idx, K), out
     blocks = outer * -(-inner // INNER_BLOCK)
     return functools.partial(kernels.blocks, 0, blocks, flat, out, idx, outer, K, inner, INNER_BLOCK), out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def round_sums(values, out):
+    """out[i] = values[i] + 0.0 in out's type: a float64 fold's sums rounded once, a sum of -0.0s made +0.0 (torch's
+    sum starts from +0.0), past float32's range inf, without NumPy's warning."""
+    for i in range(values.size):
+        out[i] = values[i] + 0.0

@@ -377,6 +377,17 @@ def float_sum(entry, data, axes, out_dtype, kept):
     return tape.call_into("out", _host_float_sum, entry, data, axes, np.dtype(out_dtype), kept)
 
 
+def small_float_sum(entry, data, axes, out_dtype, kept):
+    """float_sum of a small host array outside a trace, float32 or float64: the fold's kernel called at once and
+    its sums rounded by a kernel (no recorded call, no pool lease, no NumPy errstate to enter)."""
+    if data.dtype in WIDER or tape.active or tape.profiler is not None:
+        return float_sum(entry, data, axes, out_dtype, kept)
+    values, _ = cpu_kernels.run_reduction("sum", entry.update, data, axes, np.float64)
+    out = np.empty(kept, out_dtype)
+    cpu_kernels.round_sums(values, out.reshape(-1))
+    return out
+
+
 @np.errstate(all="ignore")  # a float64 sum past float32's range rounds to inf without NumPy's warning, as in torch
 def _host_float_sum(entry, data, axes, out_dtype, kept, out=None):
     values, _ = cpu_kernels.run_reduction("sum", entry.update, widened(data), axes, np.float64)

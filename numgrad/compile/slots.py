@@ -84,6 +84,7 @@ def plan(rec, spec, forward_entries):
         if value is not None and value._arr is not None:
             assigned.setdefault(id(dispatch.storage(value._arr)), []).append((index, leaf, value))
     slots = []
+    shared = _copied_roots(spec, {})  # a buffer two results copy stays copied (a slot would leave one stale)
 
     def convert(s):
         kind = s[0]
@@ -94,7 +95,8 @@ def plan(rec, spec, forward_entries):
         if kind != "copy":
             return s
         _, arr, dtype, requires_grad, nr, plain, value = s
-        slot = _slot_for(rec, arr, value, nr, users, assigned, forward_entries, slots)
+        slot = None if shared.get(id(dispatch.storage(arr)), 0) > 1 else \
+            _slot_for(rec, arr, value, nr, users, assigned, forward_entries)
         if slot is None:
             return s[:6]
         slots.append(slot)
@@ -102,14 +104,24 @@ def plan(rec, spec, forward_entries):
     return convert(spec), slots
 
 
-def _slot_for(rec, arr, value, nr, users, assigned, forward_entries, slots):
+def _copied_roots(spec, counts):
+    """id(root) -> how many results the spec copies out of that buffer."""
+    if spec[0] == "copy":
+        key = id(dispatch.storage(spec[1]))
+        counts[key] = counts.get(key, 0) + 1
+    elif spec[0] in ("seq", "dict"):
+        for s in (spec[2] if spec[0] == "seq" else spec[2].values()):
+            _copied_roots(s, counts)
+    return counts
+
+
+def _slot_for(rec, arr, value, nr, users, assigned, forward_entries):
     if arr.__class__ is not np.ndarray or arr.nbytes < MIN_BYTES or not arr.flags.c_contiguous or \
             (nr is not None and nr != -1):
         return None
     root = dispatch.storage(arr)
     if root.__class__ is not np.ndarray or not root.flags.c_contiguous or root.dtype != arr.dtype or \
-            root.size != arr.size or dispatch.data_ptr(root) != dispatch.data_ptr(arr) or \
-            any(s.root is root for s in slots):
+            root.size != arr.size or dispatch.data_ptr(root) != dispatch.data_ptr(arr):
         return None
     grads = assigned.get(id(root), [])
     if any(t is not value for _, _, t in grads) or (grads and value._requires_grad):

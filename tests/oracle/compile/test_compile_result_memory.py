@@ -128,3 +128,12 @@ def test_small_results_and_results_with_a_graph_take_no_slot():
         out.sum().backward()
     assert _slots(with_graph) == []
     np.testing.assert_array_equal(w.grad.numpy(), 3 * x.numpy())
+
+
+def test_one_buffer_returned_twice_is_copied_for_both():
+    fn = numgrad.compile(lambda x: (lambda y: (y, y))(_forward(numgrad, x)))
+    for a in _inputs(3, seed=8):
+        first, second = fn(numgrad.tensor(a))
+        np.testing.assert_allclose(first.numpy(), _expected_forward(a), rtol=1e-6)
+        np.testing.assert_allclose(second.numpy(), _expected_forward(a), rtol=1e-6)
+    assert _slots(fn) == []

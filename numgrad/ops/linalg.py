@@ -70,15 +70,16 @@ def _mm_backward(node, g):
     a, b = _operands(node)
     grad_a = grad_b = None
     if _wants(node, 0):
-        grad_a = _transposed_product(b, g.t()) if _column_major(node, "self") else g.mm(b.t())
+        grad_a = _transposed_product(b, g.t()) if _column_major(node, "self", g) else g.mm(b.t())
     if _wants(node, 1):
-        grad_b = _transposed_product(g.t(), a) if _column_major(node, "mat2") else a.t().mm(g)
+        grad_b = _transposed_product(g.t(), a) if _column_major(node, "mat2", g) else a.t().mm(g)
     return grad_a, grad_b
 
 
-def _column_major(node, name):
+def _column_major(node, name, g):
+    """torch's test of an operand's saved layout (host arrays: a GPU array is C order, as its product)."""
     strides, sizes = node.saved(name + "_sym_strides"), node.saved(name + "_sym_sizes")
-    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0] and dispatch.is_host(g._data)
 
 
 def _bmm_backward(node, g):

@@ -3,6 +3,7 @@
 A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may be written into it in
 place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
 Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
+from .. import lazy
 from .._core.state import STATE
 from ..kernels import dispatch
 from ..node import add_into
@@ -80,6 +81,8 @@ def _takes_over(node, r, grads, results):
             not dispatch.is_host(g._arr):
         return False
     root = dispatch.storage(g._arr)
+    if r._arr.size != root.size or not lazy.is_dense_array(r._arr):  # all of that memory, each element once
+        return False
     for other in results:
         if other is not None and other is not r and (other is g or other._arr is None or
                                                     dispatch.storage(other._arr) is root):

@@ -3,10 +3,12 @@
 A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may be written into it in
 place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
 Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
+from .. import lazy
 from .._core.state import STATE
 from ..kernels import dispatch
 from ..node import add_into
 from ..ops.elementwise import ElementwiseBackward
+from ..tensor_base import TensorBase
 
 
 class GradBuffers:
@@ -57,7 +59,7 @@ def own_new_results(node, results, grads, detect):
     if not detect:
         return
     ids = [id(g) for g in grads]  # (identity: `in` on the tensors would call Tensor.__eq__)
-    for r in results:
+    for i, r in enumerate(results):
         if r is None or r._fresh or id(r) in ids:
             continue
         arr = r._arr
@@ -66,6 +68,42 @@ def own_new_results(node, results, grads, detect):
         elif dispatch.owns_memory(arr) and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
                 and not any(_holds(v, arr) for v in node._saved.values()):
             r._fresh = True
+        elif r._base is not None and results.__class__ is list and _takes_over(node, r, grads, results):
+            results[i] = _plain(r)
+
+
+def _takes_over(node, r, grads, results):
+    """Whether result `r` is a view of an incoming gradient this pass alone holds (the transpose's backward
+    of a column-major gradient) and the only thing of the node that refers to that memory: it then takes
+    the gradient's place as the pass's own, and AccumulateGrad keeps it without a copy."""
+    g = r._base
+    if not g._fresh or g._arr is None or r._grad_fn is not None or not any(g is x for x in grads) or \
+            not dispatch.is_host(g._arr):
+        return False
+    root = dispatch.storage(g._arr)
+    if r._arr.size != root.size or not lazy.is_dense_array(r._arr):  # all of that memory, each element once
+        return False
+    for other in results:
+        if other is not None and other is not r and (other is g or other._arr is None or
+                                                    dispatch.storage(other._arr) is root):
+            return False
+    return not any(_holds_memory(v, root) for v in node._saved.values())
+
+
+def _plain(view):
+    """A tensor over `view`'s array that is nobody's view (as torch's AccumulateGrad detaches what it keeps),
+    marked as the pass's own in place of the gradient it views."""
+    view._base._fresh = False
+    plain = TensorBase._make(view._arr, view._dtype)
+    plain._fresh = True
+    return plain
+
+
+def _holds_memory(saved, root):
+    t = getattr(saved, "tensor", None)
+    data = getattr(saved, "data", None)
+    return (data is not None and dispatch.is_host(data) and dispatch.storage(data) is root) or \
+        (t is not None and t._arr is not None and dispatch.is_host(t._arr) and dispatch.storage(t._arr) is root)
 
 
 def _holds(saved, arr):

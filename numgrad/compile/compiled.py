@@ -20,6 +20,7 @@ from ..ops.shape import view_of
 from ..tensor_base import TensorBase
 from . import backward as _backward
 from . import recorder as _recorder
+from . import slots as _slots
 from .backward import CompiledFunctionBackward
 
 RECOMPILE_LIMIT = 8  # torch._dynamo.config.cache_size_limit
@@ -64,8 +65,9 @@ def _flatten(value, out):
 class Variant:
     """One trace: its guards, its tape and how to rebuild the call's result."""
 
-    def __init__(self, mode, arg_spec, rec, inputs, out_builder, backward):
+    def __init__(self, mode, arg_spec, rec, inputs, out_builder, backward, slots):
         self.mode = mode
+        self.slots = slots  # results handed out in memory of their own (compile/slots.py)
         self.backward = backward  # the BackwardProgram of results whose graph leaves the call, or None
         self.pending = None  # weak reference to the node of the last results, while their backward may come
         self.arg_spec = arg_spec  # per argument: ("input", _Input, None) | ("same", obj, None) | ("value", type, v)
@@ -79,7 +81,9 @@ class Variant:
         self.bumps = _recorder.bumps(rec)  # in-place writes to tensors from before the call: eager's versions
         self.hits = 0
         # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
-        owned = {id(g): g for g in _recorder.assigned_grads(rec.entries) if g is not None}
+        # (a .grad that is also a result a slot serves: the slot sees whether its memory is held)
+        owned = {id(g): g for g in _recorder.assigned_grads(rec.entries)
+                 if g is not None and all(g is not slot.grad for slot in slots)}
         self.owned = list(owned.values())
         self.owned_counts = None
 
@@ -122,6 +126,8 @@ class Variant:
     def replay(self, args):
         for position, inp in self.loads:
             inp.load(args[position])
+        for slot in self.slots:
+            slot.choose(self.entries)
         for entry in self.entries:
             entry()
         for vc, increment in self.bumps:
@@ -130,8 +136,8 @@ class Variant:
         return self.results(args)
 
     def results(self, args):
-        """The call's results, fresh copies of the tape's buffers, hung on a new backward node when their
-        graph leaves the call."""
+        """The call's results: a slot's memory as it is, or fresh copies of the tape's buffers; hung on a new
+        backward node when their graph leaves the call."""
         node = None
         if self.backward is not None:
             node = CompiledFunctionBackward(self.backward, args)
@@ -208,7 +214,7 @@ class CompiledFunction:
         previous = _recorder.start(rec)
         try:
             result = fn(*call_args)
-            build, backward = self._finish(rec, result, inputs, first_node)
+            build, backward, slots = self._finish(rec, result, inputs, first_node)
         finally:
             _recorder.stop(previous)
             _give_back(inputs)
@@ -216,29 +222,32 @@ class CompiledFunction:
             self.breaks.extend(rec.breaks)
             self.eager_reason = "; ".join(f"{r} ({where})" for r, where, _ in rec.breaks)
         elif build is not None:
-            variant = Variant(mode, arg_spec, rec, inputs, build, backward)
+            variant = Variant(mode, arg_spec, rec, inputs, build, backward, slots)
             self.variants.append(variant)
             if os.environ.get("NUMGRAD_DEBUG") == "1":
                 print(describe(variant, getattr(self._fn, "__name__", "fn")), file=sys.stderr)
             del rec, result
             variant.seal()
-            return variant.results(args)  # copies, as each replay returns: the next replay rewrites the buffers
+            return variant.results(args)  # as each replay returns them: the next replay rewrites the buffers
         return _unproxy(result, inputs, args)
 
     def _finish(self, rec, result, inputs, first_node):
         """Still recording: computes what is pending, checks nothing the call made outlives it unseen,
         records the backward of results whose graph leaves the call, and returns the function that rebuilds
-        the result at replay and that backward ((None, None): this trace cannot replay)."""
-        for ref in rec.created:  # values still pending would be computed after the trace, unrecorded
+        the result at replay, that backward and the result slots ((None, None, None): this trace cannot
+        replay)."""
+        # values still pending would be computed after the trace, unrecorded; the last made first, so that one
+        # fused kernel computes a chain whose intermediates nothing else reads (as eager computes it)
+        for ref in reversed(rec.created):
             t = ref()
             if t is not None and t._arr is None and t._lazy is not None:
                 t._data  # noqa: B018
         rec.verify()
         if rec.broken:
-            return None, None
+            return None, None, None
         if any(_arg_state(inp.proxy) != (inp.start_version, False, None) for inp in inputs):
             rec.graph_break("the call changes a tensor argument (in place, or requires_grad)")
-            return None, None
+            return None, None, None
         outputs = _flatten(result, [])
         created = {id(r()) for r in rec.created if r() is not None}
         roots = []  # results whose graph leaves the call: their backward runs later, outside it
@@ -256,14 +265,15 @@ class CompiledFunction:
             t = ref()
             if t is not None and id(t) not in allowed and t._base is None and _escapes(t, created):
                 rec.graph_break("a tensor made inside the call outlives it (stored outside the function)")
-                return None, None
+                return None, None, None
         spec = _output_spec(result, created, inputs, roots)
         backward = None
         if roots:
             backward = _backward.capture(rec, roots, created, inputs, first_node)
             if backward is None:
-                return None, None
-        return functools.partial(_rebuild, spec), backward
+                return None, None, None
+        spec, slots = _slots.plan(rec, spec, len(rec.entries))
+        return functools.partial(_rebuild, spec), backward, slots
 
 
 def _proxyable(a):
@@ -334,7 +344,7 @@ def _output_spec(value, created, inputs, roots):
         arr = value._data
         # (the buffer is the same at each replay: whether a plain copy keeps its strides is known now)
         plain = dispatch.is_host(arr) and arr.copy(order="K").strides == arr.strides
-        return ("copy", arr, value._dtype, value._requires_grad, nr, plain)
+        return ("copy", arr, value._dtype, value._requires_grad, nr, plain, value)  # (plan drops the tensor)
     if isinstance(value, (list, tuple)):
         return ("seq", type(value), [_output_spec(v, created, inputs, roots) for v in value])
     if isinstance(value, dict):
@@ -352,6 +362,11 @@ def _rebuild(spec, args, node):
         elif nr is not None:
             t._grad_fn, t._output_nr = node, nr
             node.outputs[nr] = (t._vc, t._vc[0])
+        return t
+    if kind == "slot":
+        t = _slots.rebuild(spec)
+        if spec[4] == -1:
+            t._grad_fn = CompiledFunctionBackward()
         return t
     if kind == "input":
         return args[spec[1]]

@@ -62,10 +62,28 @@ def _copy_results(fn, args, kwargs, olds):
             dispatch.copy_into(old, value)
 
 
+def make_entry(fn, args, kwargs, out_kw, result, has_results=True):
+    """The tape entry replaying a recorded call into its result arrays `result`."""
+    prepare = getattr(fn, "prepare", None)  # a leaner replay the function offers (cpu/fused.py)
+    fast = prepare(result, *args, **kwargs) if prepare is not None else None
+    if fast is not None:
+        return fast
+    if out_kw is not None:
+        return functools.partial(fn, *args, **{**kwargs, out_kw: result})
+    if has_results:
+        return functools.partial(_copy_results, fn, args, kwargs,
+                                 list(result) if isinstance(result, (list, tuple)) else [result])
+    return functools.partial(fn, *args, **kwargs)
+
+
 class Recorder:
     def __init__(self, fullgraph=False):
         self.fullgraph = fullgraph
         self.entries = []  # zero-argument callables: the replay runs them in order
+        # entry index -> (fn, args, kwargs, out_kw, result) of a recorded call with results: how to make the entry
+        # again for other result arrays (compile/slots.py hands results out in new memory rather than copies)
+        self.recipes = {}
+        self.touches = {}  # entry index -> ids of the root arrays it reads or writes (calls, constants, .grad)
         self.known = {}  # id(root array) -> root: buffers the tape made, constants, external arrays
         self.external = {}  # id(root) -> (weak reference to the tensor, its array): read from before the call
         self.breaks = []  # (reason, user's line, numgrad function)
@@ -105,17 +123,11 @@ class Recorder:
         for r in results:
             root = dispatch.storage(r)
             self.known[id(root)] = root
-        prepare = getattr(fn, "prepare", None)  # a leaner replay the function offers (cpu/fused.py)
-        fast = prepare(result, *args, **kwargs) if prepare is not None else None
-        if fast is not None:
-            self.entries.append(fast)
-        elif out_kw is not None:
-            self.entries.append(functools.partial(fn, *args, **{**kwargs, out_kw: result}))
-        elif results:
-            self.entries.append(functools.partial(_copy_results, fn, args, kwargs,
-                                                  list(result) if isinstance(result, (list, tuple)) else [result]))
-        else:
-            self.entries.append(functools.partial(fn, *args, **kwargs))
+        index = len(self.entries)
+        self.touches[index] = {id(dispatch.storage(a)) for a in touched + results}
+        if results:
+            self.recipes[index] = (fn, args, kwargs, out_kw, result)
+        self.entries.append(make_entry(fn, args, kwargs, out_kw, result, bool(results)))
         return result
 
     def remember(self, arrays):
@@ -171,6 +183,7 @@ class Recorder:
         recorded write into it would otherwise leave the next replay its values)."""
         root = dispatch.storage(arr)
         self.known[id(root)] = root
+        self.touches[len(self.entries)] = {id(root)}
         # (a 0-d constant, the seed gradient of a loss, refills faster than np.copyto copies)
         self.entries.append(functools.partial(arr.fill, arr[()]) if arr.ndim == 0 else
                             functools.partial(np.copyto, arr, arr.copy()))
@@ -198,7 +211,9 @@ class Recorder:
         if self.depth or self.broken:
             return
         self.grads_set.add(id(leaf))
-        self.entries.append(functools.partial(_assign_grad, leaf, value))
+        if value is not None and value._arr is not None:
+            self.touches[len(self.entries)] = {id(dispatch.storage(value._arr))}
+        self.entries.append(grad_assignment(leaf, value))
 
     def read_grad(self, leaf):
         """The engine reads leaf.grad to accumulate into it: unless the call assigned it first, the replay
@@ -236,6 +251,21 @@ def _host_roots(arrays):
 
 def _assign_grad(leaf, value):
     leaf._grad = value
+
+
+def grad_assignment(leaf, value):
+    """The tape entry assigning tensor `value` as leaf.grad."""
+    return functools.partial(_assign_grad, leaf, value)
+
+
+def grad_assigned(entry):
+    """(leaf, tensor) of an entry made by grad_assignment, else (None, None)."""
+    return entry.args if getattr(entry, "func", None) is _assign_grad else (None, None)
+
+
+def arrays_of(value):
+    """The arrays inside a recorded call's arguments."""
+    return _arrays(value, [])
 
 
 def assigned_grads(entries):

@@ -14,6 +14,7 @@ from ..kernels.dispatch import window
 from ..node import record
 from ..ops import join
 from ..ops import autocast
+from ..ops.linalg import mm_laid_out
 from ..ops.indexing import gather
 from ._common import constant, new_tensor, refuse_dtype, wants
 
@@ -73,7 +74,10 @@ def _conv_backward(node, g):
     if wants(node, 1):
         # create_graph needs the columns as a function of x; otherwise the forward's copy serves
         cols = im2col(x, geo) if STATE.grad_enabled else node.saved("columns")
-        weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)
+        if groups == 1:  # in the weight's own shape and memory: AccumulateGrad keeps it without a copy
+            weight_grad = mm_laid_out(g2, cols.mT, tuple(weight.shape))
+        else:
+            weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)
     if wants(node, 0):
         w2 = _grouped(weight.reshape(out_channels, -1), groups)
         input_grad = col2im(w2.mT.matmul(g2).reshape(-1, g2.shape[-1]), geo, x.shape)

@@ -70,7 +70,9 @@ def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shape
         dy2, x2 = dy.reshape(rows, -1), data.reshape(rows, -1)
         grads = norm_rows.layer_norm_backward_rows(dy2, x2, mean, invstd, weight, want) or \
             _norm_kernels.layer_norm_backward(dy2, x2, mean, invstd, weight, list(want))
-    return tuple(None if d is None else d.reshape(shape) for d, shape in zip(grads, shapes))
+    # (a gradient already of its shape stays the array the kernel made: a reshape would be a view, which
+    # AccumulateGrad copies)
+    return tuple(None if d is None else d if d.shape == shape else d.reshape(shape) for d, shape in zip(grads, shapes))
 
 
 def _prepare_kernel_grads(result, batch, g, data, mean, invstd, weight, batch_stats, want, shapes):

@@ -4,13 +4,14 @@ import math
 import numpy as np
 
 from .._core import dtypes
+from .._core.state import STATE
 from ..kernels import dispatch
 from ..node import record, zero_gradients
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes
 from .autocast import lower_precision
 
-__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
+__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mm_laid_out", "mv", "outer"]
 
 
 
@@ -31,13 +32,26 @@ def _no_bool(kernel, a):
 _SECOND = {"MmBackward0": "mat2", "BmmBackward0": "mat2", "MvBackward0": "vec", "DotBackward0": "tensor"}
 
 
-def _product(name, backward, a, b, data, dtype=None):
+def _product(name, backward, a, b, data, dtype=None, saved=None):
     """Records a product node; each operand is saved only when the other one needs its gradient."""
     dtype = dtype or a._dtype
     out = TensorBase._make(dispatch.asarray(data, dtype.np), dtype)
     record(name, backward, [a, b], [out],
-           {"self": a if b._requires_grad else None, _SECOND[name]: b if a._requires_grad else None})
+           {"self": a if b._requires_grad else None, _SECOND[name]: b if a._requires_grad else None, **(saved or {})})
     return out
+
+
+def _layouts(a, b):
+    """What torch's MmBackward0 saves of each operand's layout: sizes always, strides (in elements) of an
+    operand that needs its gradient, which follows that layout (see _mm_backward)."""
+    if not (a._requires_grad or b._requires_grad):
+        return None  # no node to save them on
+    saved = {}
+    for name, t in (("self", a), ("mat2", b)):
+        data = t._data
+        saved[name + "_sym_sizes"] = data.shape
+        saved[name + "_sym_strides"] = tuple(st // data.itemsize for st in data.strides) if t._requires_grad else ()
+    return saved
 
 
 def _operands(node):
@@ -51,9 +65,21 @@ def _wants(node, i):
 # Backward rules: g is the incoming gradient, a and b the operands.
 
 def _mm_backward(node, g):
+    # as torch's mm_mat1_backward and mm_mat2_backward: the gradient of an operand stored column-major (w.t()
+    # in x @ w.t()) is made column-major, so that the transpose's backward hands w a C-contiguous gradient
     a, b = _operands(node)
-    return (g.mm(b.t()) if _wants(node, 0) else None,
-            a.t().mm(g) if _wants(node, 1) else None)
+    grad_a = grad_b = None
+    if _wants(node, 0):
+        grad_a = _transposed_product(b, g.t()) if _column_major(node, "self", g) else g.mm(b.t())
+    if _wants(node, 1):
+        grad_b = _transposed_product(g.t(), a) if _column_major(node, "mat2", g) else a.t().mm(g)
+    return grad_a, grad_b
+
+
+def _column_major(node, name, g):
+    """torch's test of an operand's saved layout (host arrays: a GPU array is C order, as its product)."""
+    strides, sizes = node.saved(name + "_sym_strides"), node.saved(name + "_sym_sizes")
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0] and dispatch.is_host(g._data)
 
 
 def _bmm_backward(node, g):
@@ -74,6 +100,31 @@ def _dot_backward(node, g):
             g * a if _wants(node, 1) else None)
 
 
+def _transposed_product(x, y):
+    return mm_laid_out(x, y, (y._data.shape[1], x._data.shape[0]), transposed=True)
+
+
+def mm_laid_out(x, y, shape, transposed=False):
+    """x.mm(y) as a gradient laid out like its tensor: viewed with `shape` (C order), or with `transposed` its
+    transpose (x @ y).t() stored column-major. In a first-order backward on the host, one GEMM into memory
+    the result owns (AccumulateGrad keeps it, or its transpose, without a copy); else mm's own path
+    (create_graph's graph, autocast) and a view."""
+    if STATE.grad_enabled or STATE.autocast is not None or not x._dtype.is_floating_point or \
+            x._dtype is not y._dtype or not dispatch.is_host(x._data) or not dispatch.is_host(y._data):
+        product = x.mm(y)
+        return product.t() if transposed else product.reshape(shape)
+    (n, k), m = x._data.shape, y._data.shape[1]
+    with np.errstate(all="ignore"):  # IEEE results (inf, NaN) without NumPy's warnings, as mm
+        return TensorBase._make(dispatch.matmul_laid_out(x._data, y._data, shape, transposed,
+                                                         _single_products(n, k, m)), x._dtype)
+
+
+def _single_products(n, k, m):
+    """torch's gemm with an inner size of 1 gives the single products as they are (0 * -x is -0.0, where a
+    sum from +0 is +0.0); with one row or one column it takes gemv, which sums."""
+    return k == 1 and n > 1 and m > 1
+
+
 @lower_precision
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def mm(input, mat2):
@@ -91,11 +142,9 @@ def mm(input, mat2):
                            f"{b._dtype.c_name}")
     if k and n and m:  # an empty inner dim gives zeros, an empty result nothing, without the kernel (bool too)
         _no_bool("addmm_impl_cpu_", a)
-    if k == 1 and n > 1 and m > 1 and a._dtype.is_floating_point and dispatch.is_host(a._data):
-        # torch's gemm then gives the single products as they are (0 * -x is -0.0, where a sum from +0 is +0.0);
-        # with one row or one column it takes gemv, which sums
-        return _product("MmBackward0", _mm_backward, a, b, a._data * b._data)
-    return _product("MmBackward0", _mm_backward, a, b, dispatch.matmul(a._data, b._data))
+    if _single_products(n, k, m) and a._dtype.is_floating_point and dispatch.is_host(a._data):
+        return _product("MmBackward0", _mm_backward, a, b, a._data * b._data, saved=_layouts(a, b))
+    return _product("MmBackward0", _mm_backward, a, b, dispatch.matmul(a._data, b._data), saved=_layouts(a, b))
 
 
 @lower_precision

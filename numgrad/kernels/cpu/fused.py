@@ -244,9 +244,9 @@ def _combine(kind, parts):
     return type(parts[0])(getattr(np, REDUCTIONS[kind].combine).reduce(parts))
 
 
-def run_fold(program, var, acc_dtype, split=0, kind="sum"):
+def run_fold(program, var, acc_dtype, split=0, kind="sum", out=None):
     """Folds `var` over the dims of the region from `split` on: a scalar when split is 0, else a flat
-    array with one result per position of the dims before it (device arrays for a GPU region)."""
+    array with one result per position of the dims before it (`out` when given)."""
     if program.sources:
         program.refresh()
     outer, inner, args = layout(program, split)
@@ -259,7 +259,8 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
         if not parallel:
             return part(0, n)
         return _combine(kind, threads.run([lambda a=a, b=b: part(a, b) for a, b in threads.split(n, threads.count())]))
-    out = np.empty(outer, acc_dtype)
+    if out is None:
+        out = np.empty(outer, acc_dtype)
     threads.over(module.rows, outer, inner, *args, out, parallel=parallel)
     return out
 

@@ -557,6 +557,40 @@ def _host_matmul(a, b, out=None):
 _host_matmul.prepare = lambda result, a, b, out=None: functools.partial(np.matmul, a, b, out=result)
 
 
+def matmul_laid_out(a, b, shape, transposed=False, single_products=False):
+    """The 2-d product a @ b of host arrays in new memory that the result owns (a gradient kept as a leaf's
+    .grad without a copy), laid out as the tensor it is the gradient of: `shape`, its C-order values
+    regrouped (a conv weight's), or with `transposed` the product's transpose stored column-major (the
+    gradient of a column-major operand, as torch's mm backward makes it). One GEMM written in place, so
+    the values are those of matmul(a, b); with `single_products` (an inner size of 1), a * b, as mm takes
+    it then."""
+    return tape.call_into("out", _host_matmul_laid_out, a, b, shape, transposed, single_products)
+
+
+def _host_matmul_laid_out(a, b, shape, transposed, single_products, out=None):
+    if out is None:
+        out = np.empty(shape, a.dtype, order="F" if transposed else "C")
+    product = _product_view(out, a, b, transposed)
+    if single_products:
+        np.multiply(a, b, out=product)
+    else:
+        _host_matmul(a, b, out=product)
+    return out
+
+
+def _product_view(out, a, b, transposed):
+    """The C-contiguous view of laid-out result `out` that the product a @ b is written into."""
+    return out.T if transposed else out.reshape(a.shape[0], b.shape[1])
+
+
+def _prepare_matmul_laid_out(result, a, b, shape, transposed, single_products, out=None):
+    fn = np.multiply if single_products else _host_matmul if a.dtype in WIDER else np.matmul
+    return functools.partial(fn, a, b, out=_product_view(result, a, b, transposed))
+
+
+_host_matmul_laid_out.prepare = _prepare_matmul_laid_out
+
+
 def add_into(out, a, b):
     """out = a + b by NumPy's ufunc (a GPU array's own kernel), `out` an array of the result's shape."""
     tape.call(np.add, a, b, out=out)

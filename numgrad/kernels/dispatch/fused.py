@@ -22,13 +22,19 @@ def run_fold(program, var, acc_dtype, split=0, kind="sum"):
     array with one result per position of the dims before it (device arrays for a GPU region)."""
     if program.target == "cuda":
         return tape.call(cuda().fused.run_fold, program, var, acc_dtype, split, kind)
-    return tape.call(_host_fold, program, var, acc_dtype, split, kind)
+    return tape.call_into("out", _host_fold, program, var, acc_dtype, split, kind)
 
 
-def _host_fold(program, var, acc_dtype, split, kind):
-    """The CPU fold, a whole-region result as a 0-d array (a replay moves it into the trace's buffer)."""
-    result = cpu_fused.run_fold(program, var, acc_dtype, split, kind)
-    return result if split else np.asarray(result)
+def _host_fold(program, var, acc_dtype, split, kind, out=None):
+    """The CPU fold, a whole-region result as a 0-d array; into `out` when given (a replay writes the trace's
+    buffer in place)."""
+    result = cpu_fused.run_fold(program, var, acc_dtype, split, kind, out if split else None)
+    if split:
+        return result
+    if out is None:
+        return np.asarray(result)
+    out[()] = result
+    return out
 
 
 _host_fold.prepare = cpu_fused.prepare_fold

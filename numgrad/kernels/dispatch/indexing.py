@@ -123,11 +123,15 @@ def summed_rows(index, rows, num):
     2-d `rows` added at index[i], in np.add.at's order; None where the row loop does not apply (another dtype)."""
     if rows.dtype not in ROW_FLOATS or not isinstance(index, np.ndarray) or index.size != len(rows):
         return None
-    return tape.call(_summed_rows, index, rows, num)
+    return tape.call_into("out", _summed_rows, index, rows, num)
 
 
-def _summed_rows(index, rows, num):
-    out = np.zeros((num, rows.shape[1]), rows.dtype)
+def _summed_rows(index, rows, num, out=None):
+    # (a replay refills the trace's result in place rather than making new zeros and copying them over it)
+    if out is None:
+        out = np.zeros((num, rows.shape[1]), rows.dtype)
+    else:
+        out.fill(0)
     flat = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
     # (_add_rows turns nothing to add away; the forward checked the indices, so False means out of range)
     if out.size and flat.size and not _add_rows(out, (flat,), rows):

@@ -293,5 +293,6 @@ def _run_tensor_hooks(node, nr, g):
     ref = node._retained.get(nr)
     t = ref() if ref is not None else None
     if t is not None and g is not None:
-        t._grad = g.detach().clone() if t._grad is None else (t._grad + g).detach()
+        # torch's retain_grad clones into C order (clone(MemoryFormat::Contiguous)), whatever g's layout
+        t._grad = g.detach().contiguous().clone() if t._grad is None else (t._grad + g).detach()
     return g

@@ -172,3 +172,15 @@ def test_compiled_step_through_x_matmul_w_t_copies_nothing_and_matches_eager():
     for (le, we, ce), (lc, wc, cc) in zip(*runs):
         assert le == lc and ce and cc
         np.testing.assert_array_equal(we, wc)
+
+
+def test_retain_grad_of_a_transposed_non_leaf_is_c_order_as_torchs():
+    """torch's retain_grad clones the gradient into C order, whatever layout the gradient came in."""
+    strides = []
+    for lib in (numgrad, torch):
+        w = lib.tensor(np.arange(20.0, dtype=np.float32).reshape(5, 4), requires_grad=True)
+        y = w.t()
+        y.retain_grad()
+        (lib.ones(3, 4) @ y).sum().backward()
+        strides.append((y.grad.stride(), w.grad.stride()))
+    assert strides[0] == strides[1] == (((5, 1), (4, 1)))

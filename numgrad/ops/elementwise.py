@@ -218,6 +218,13 @@ class ElementwiseBackward(Node):
                 self.refusal = rules[a._dtype.name]
 
     refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
+
+    def _refusal_applies(self):
+        """Whether a gradient the refusal blocks is wanted (Elementwise.refusal_blocks; by default any)."""
+        blocks = self.entry.refusal_blocks
+        differentiable = self.plan.differentiable
+        return any(edge is not None and (not blocks or differentiable[i] in blocks)
+                   for i, (edge, _) in enumerate(self.next_functions))
     in_place = False  # made by the op's in-place form: torch's error node names aten::<op>_
 
     def apply_without_gradients(self, grads):
@@ -239,8 +246,8 @@ class ElementwiseBackward(Node):
         if plan.saves_result:
             self.saved("result")  # unpacked as torch does (its saved-tensor hooks see it)
         # torch's formula fails after unpacking what the node saved, when a gradient it computes is wanted
-        if self.refusal is not None and any(edge is not None for edge, _ in self.next_functions):
-            raise self.refusal[0](self.refusal[1])
+        if self.refusal is not None and self._refusal_applies():
+            raise self.refusal[0](self.refusal[1].replace("{default}", dtypes.get_default_dtype().word))
         creating_graph = STATE.grad_enabled
         results = self._tensor_mode(g, values) if creating_graph else self._kernel_mode(g, values)
         out = []

@@ -32,6 +32,9 @@ class Elementwise:
     # input name -> {its dtype name -> (exception, torch's message)}: torch's derivative formula does something
     # that dtype refuses (pow's `exponent - 1` on a bool exponent), so the backward raises
     backward_refuses: dict = field(default_factory=dict)
+    # the inputs whose wanted gradient makes backward_refuses raise (empty: any wanted gradient); `{default}` in a
+    # message is the default dtype's word
+    refusal_blocks: tuple = ()
     c_order: bool = False  # torch's result is C-contiguous whatever its inputs' layout (masked_fill clones so)
     # torch's backward op whose own derivative it does not define (hardsigmoid_backward): with create_graph the
     # gradient is recorded by a node that raises when differentiated
@@ -319,9 +322,15 @@ _e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, 
 _e("addcmul", "a b c v", "a + v * b * c", {"a": "g", "b": "g * (c * v)", "c": "g * (b * v)"}, "AddcmulBackward0",
    saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",), options=("v",),
    refuses={"bool": (NotImplementedError, '"addcmul_cpu_out" not implemented for \'Bool\'')}, internal=True)
+# tensor1's gradient is (value / tensor2) in torch's formula, a float of the default dtype written into tensor2's
+# dtype: refused when that is an integer or bool
+_INTEGER_DIVISOR = {name: (RuntimeError, f"result type {{default}} can't be cast to the desired output type {word}")
+                    for name, word in (("int64", "Long"), ("int32", "Int"), ("int16", "Short"), ("int8", "Char"),
+                                       ("uint8", "Byte"), ("bool", "Bool"))}
 _e("addcdiv", "a b c v", "a + v * b / c", {"a": "g", "b": "g * (v / c)", "c": "-g * (v * b / (c * c))"},
    "AddcdivBackward0", saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",),
-   options=("v",), domain={"c": NONZERO}, internal=True)
+   options=("v",), domain={"c": NONZERO}, internal=True, backward_refuses={"c": _INTEGER_DIVISOR},
+   refusal_blocks=("b",))
 
 
 @dataclass(frozen=True)

@@ -178,3 +178,23 @@ def test_float_power_in_place():
 def test_integer_inputs_of_the_float_ops_stay_exact():
     big = np.array([2 ** 40 + 1, -(2 ** 35) - 3], I64)
     check(lambda lib, b: lib.float_power(b, 1), big)
+
+
+@pytest.mark.parametrize("divisor", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("wants", [("input",), ("tensor1",), ("input", "tensor1")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_addcdiv_by_an_integer_refuses_tensor1s_gradient_only(divisor, wants, dtype):
+    """torch's formula for tensor1's gradient divides into an integer divisor's dtype, which raises; the input's
+    gradient alone goes through."""
+    import torch
+    outcomes = []
+    for lib in (torch, numgrad):
+        a, b = (lib.tensor([1.0, -2.0, 3.0], dtype=getattr(lib, dtype), requires_grad=name in wants)
+                for name in ("input", "tensor1"))
+        c = lib.tensor([1, 2, 3]).to(getattr(lib, divisor))
+        try:
+            lib.addcdiv(a, b, c, value=2).sum().backward()
+            outcomes.append(("ok", a.grad.tolist() if a.grad is not None else None))
+        except RuntimeError as exc:
+            outcomes.append(("raised", str(exc)))
+    assert outcomes[0] == outcomes[1]

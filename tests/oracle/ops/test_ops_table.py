@@ -110,7 +110,7 @@ CALLS = {
     # at::mul(Tensor, Scalar) / at::div(Tensor, Scalar) are reached through trapezoid: its [a, a] samples integrate
     # to exactly a * dx, and with x = [0, b] to (b * (a + a)) / 2
     "mul_scalar": lambda L, a, b: L.trapezoid(L.stack([a, a], -1), dx=b),
-    "div_scalar": lambda L, a, b: L.trapezoid(L.stack([a, a], -1), L.tensor([0.0, b], dtype=a.dtype)),
+    "div_scalar": lambda L, a, b: L.trapezoid(L.stack([a, a], -1), L.tensor([0.0, b], dtype=a.dtype, device=a.device)),
 }
 for _entry in ELEMENTWISE.values():  # a published entry is numgrad.<name>, as torch.<name> is
     if _entry.published and len(_entry.inputs) == 1:

@@ -57,8 +57,11 @@ def _table_methods():
     for name in ("copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",
                  "prelu", *(n for n in pointwise.__all__ if n.startswith("bitwise"))):
         methods[name] = getattr(pointwise, name)
+    for name in ("logaddexp", "logaddexp2", "hypot"):  # Tensors only: torch's parser counts `other` as argument 1
+        methods[name] = _two_tensors_first(name, getattr(pointwise, name))
     for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
         methods[name + "_"] = _inplace(getattr(pointwise, name))
+    methods["hypot_"] = _two_tensors_first("hypot_", methods["hypot_"])
     for name in pointwise.__all__:
         if name.startswith("bitwise"):
             methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)

@@ -1,8 +1,11 @@
 """Regression tests for what the differential fuzz's long profile found in issue 30's ops and dtypes (seeds
 13 and on): one test per root cause, each against torch; the docstring says what went wrong."""
 import pytest
+import torch
 
-from helpers.op_compare import check
+import numgrad
+
+from helpers.op_compare import check, check_error
 
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
 
@@ -19,3 +22,33 @@ def test_bitwise_ops_of_0d_tensors_stay_0d(dtype):
         check(lambda lib: getattr(lib, name)(x(lib), x(lib)))
         check(lambda lib: getattr(lib, name)(x(lib), 1))
     check(lambda lib: x(lib).cumprod(0).mul_(lib.bitwise_xor(x(lib), x(lib))))
+
+
+def test_two_tensor_pointwise_methods_name_other_as_argument_1():
+    """logaddexp, logaddexp2 and hypot take Tensors only; as methods torch's parser counts `other` as argument 1
+    (numgrad's methods were the functions, which say position 2), and hypot_ names itself."""
+    for name in ("logaddexp", "logaddexp2", "hypot", "hypot_"):
+        check_error(lambda lib: getattr(lib.zeros(2), name)(float("nan")))
+    for name in ("logaddexp", "logaddexp2", "hypot"):
+        check_error(lambda lib: getattr(lib, name)(lib.zeros(2), 1.0))
+        check_error(lambda lib: getattr(lib, name)(1.0, lib.zeros(2)))
+
+
+def _first_line_of_error(fn):
+    """The type and first line of fn(lib)'s exception in torch and numgrad (torch appends a C++ backtrace to
+    some messages, as the fuzz knows)."""
+    found = []
+    for lib in (torch, numgrad):
+        with pytest.raises(Exception) as info:
+            fn(lib)
+        found.append((type(info.value), str(info.value).split("\n")[0]))
+    assert found[1] == found[0]
+
+
+@pytest.mark.parametrize("shape", ((), (2,)))
+def test_unflatten_checks_its_sizes_before_its_dim(shape):
+    """torch refuses empty sizes before it wraps the dim (a 0-d input's own error comes after); numgrad wrapped
+    the dim of a 0-d input first."""
+    for dim in (-1, 0, 5):
+        check_error(lambda lib: lib.zeros(shape).unflatten(dim, ()))
+        _first_line_of_error(lambda lib: lib.zeros(shape).unflatten(dim, (3, -1) if shape and dim != 5 else (1, -1)))

@@ -106,19 +106,25 @@ _e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0",  # abs'(0) = sign
 _e("sign", "a", "sign(a)", {"a": "zeros"}, "SignBackward0")
 _e("reciprocal", "a", "1 / a", {"a": "-g * (out * out)"}, "ReciprocalBackward0", kind="float",
    domain={"a": NONZERO})
-# clamp passes the gradient at its boundaries (a == min or a == max)
+def _no_bool(kernel):
+    """torch's refusal of a bool computation by a kernel that has no bool type."""
+    return {"bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
+
+
+# clamp passes the gradient at its boundaries (a == min or a == max); with Number bounds a bool result has no
+# kernel (bool bounds on a bool tensor; an int bound makes it int64)
 _clamp_a = "where((a >= lo) & (a <= hi), g, 0)"
 _e("clamp", "a lo hi", "minimum(maximum(a, lo), hi)", {"a": _clamp_a}, "ClampBackward1",
-   saved_names={"lo": "min", "hi": "max"}, scalar_only=("lo", "hi"))
+   saved_names={"lo": "min", "hi": "max"}, scalar_only=("lo", "hi"), refuses=_no_bool("clamp_scalar_cpu"))
 _e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampBackward1",
-   saved_names={"lo": "min"}, scalar_only=("lo",))
+   saved_names={"lo": "min"}, scalar_only=("lo",), refuses=_no_bool("clamp_min_scalar_cpu"))
 _e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
-   saved_names={"hi": "max"}, scalar_only=("hi",))
+   saved_names={"hi": "max"}, scalar_only=("hi",), refuses=_no_bool("clamp_max_scalar_cpu"))
 # torch.clamp_min / clamp_max (and their methods) are ops of their own: the same math, their own nodes
 _e("clamp_min_fn", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampMinBackward0",
-   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True)
+   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True, refuses=_no_bool("clamp_min_scalar_cpu"))
 _e("clamp_max_fn", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampMaxBackward0",
-   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True)
+   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True, refuses=_no_bool("clamp_max_scalar_cpu"))
 _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    # with min > max the result is max everywhere: torch sends the gradient to max only
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},

@@ -52,3 +52,41 @@ def test_unflatten_checks_its_sizes_before_its_dim(shape):
     for dim in (-1, 0, 5):
         check_error(lambda lib: lib.zeros(shape).unflatten(dim, ()))
         _first_line_of_error(lambda lib: lib.zeros(shape).unflatten(dim, (3, -1) if shape and dim != 5 else (1, -1)))
+
+
+@pytest.mark.parametrize("dtype", ("uint8", "int8", "int16", "int32"))
+def test_integer_division_by_a_divisor_that_wraps_to_zero_raises(dtype):
+    """torch judges a zero divisor in the dtype it divides in: 256 (a number or a 0-d int64 tensor) divides a
+    uint8 or int8 tensor as 0 and raises ZeroDivisionError; numgrad checked the number before the cast and divided
+    by the wrapped 0."""
+    wrap = {"uint8": 256, "int8": -256, "int16": 65536, "int32": -2 ** 32}[dtype]
+
+    def x(lib):
+        return lib.tensor([3, -2 if dtype != "uint8" else 7], dtype=getattr(lib, dtype))
+    for divisor in (wrap, 3 * wrap):
+        check_error(lambda lib: x(lib) // divisor)
+        check_error(lambda lib: x(lib) % divisor)
+        check_error(lambda lib: lib.fmod(x(lib), divisor))
+        check_error(lambda lib: lib.div(x(lib), divisor, rounding_mode="trunc"))
+        check_error(lambda lib: lib.div(x(lib), divisor, rounding_mode="floor"))
+        check_error(lambda lib: x(lib).clone().remainder_(divisor))
+        check_error(lambda lib: x(lib) // lib.tensor(divisor))
+        check(lambda lib: x(lib) // (divisor + 1))
+        check(lambda lib: x(lib) % lib.tensor(divisor + 1))
+    check(lambda lib: x(lib) // lib.tensor([wrap + 5]))  # a 1-d int64 divisor promotes: no wrap
+
+
+def test_bool_clamp_with_number_bounds_is_refused():
+    """clamp of a bool tensor with bool Number bounds computes in bool, where torch's clamp_scalar kernels have no
+    type; numgrad returned a bool result. An int bound computes in int64 and a Tensor bound takes maximum's
+    kernel, as before."""
+    def b(lib):
+        return lib.tensor([True, False])
+    for fn in (lambda lib: b(lib).clamp(min=True), lambda lib: b(lib).clamp(max=False),
+               lambda lib: lib.clamp(b(lib), False, True), lambda lib: lib.clip(b(lib), False, True),
+               lambda lib: lib.clamp_min(b(lib), True), lambda lib: b(lib).clamp_max(False),
+               lambda lib: b(lib).clone().clamp_(min=True), lambda lib: lib.clamp(lib.tensor(True), max=True)):
+        check_error(fn)
+    check(lambda lib: lib.clamp(b(lib), False, 2))
+    check(lambda lib: b(lib).clamp_min(1))
+    check(lambda lib: b(lib).clamp(min=lib.tensor(True)))

@@ -2,6 +2,7 @@
 
 Defined above the ops (as torch.Tensor sits on torch._C.TensorBase), so that ops import only TensorBase
 and still make every result a Tensor (TensorBase._make uses the class declared with result_class=True)."""
+import math
 import weakref
 
 import numpy as np
@@ -446,7 +447,7 @@ class Tensor(TensorBase, result_class=True):
         self._check_inplace(autograd=self._dtype.is_floating_point or not copy, inputs=(source,))
         src = source if isinstance(source, TensorBase) else None
         if src is None:
-            dtypes.check_scalar_fits(source, self._dtype)
+            source = dtypes.check_scalar_fits(source, self._dtype, one_element=math.prod(self._shape) == 1)
         if src is not None and src._data.shape != self._data.shape:  # torch's broadcast messages, not NumPy's
             full = infer_size(self._data.shape, src._data.shape)
             if full != self._data.shape:

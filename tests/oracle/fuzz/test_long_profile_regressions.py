@@ -90,3 +90,37 @@ def test_bool_clamp_with_number_bounds_is_refused():
     check(lambda lib: lib.clamp(b(lib), False, 2))
     check(lambda lib: b(lib).clamp_min(1))
     check(lambda lib: b(lib).clamp(min=lib.tensor(True)))
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+def test_one_element_half_fills_convert_numbers_unchecked(dtype):
+    """torch fills a one-element tensor through scalar_fill, whose conversion to a half type has no overflow
+    check (70000.0 becomes inf); setitem makes its number a 0-d tensor that way first, so any setitem of a half
+    tensor takes it. Wider fills (full, fill_, masked_fill, index_fill) keep c10's check; numgrad checked all."""
+    big = 70000.0 if dtype == "float16" else 1e300
+
+    def t(lib, n=3):
+        return lib.zeros(n, dtype=getattr(lib, dtype))
+
+    def put(key, n=3):
+        def fn(lib):
+            x = t(lib, n)
+            x[key] = big
+            return x
+        return fn
+
+    def same(fn):  # (NumPy has no bfloat16: compared as float32 after the dtype)
+        check(lambda lib: fn(lib).float() if fn(lib).dtype is getattr(lib, dtype) else fn(lib))
+    same(lambda lib: lib.zeros((), dtype=getattr(lib, dtype)).fill_(-big))
+    same(lambda lib: lib.full((1, 1), big, dtype=getattr(lib, dtype)))
+    same(lambda lib: lib.full_like(t(lib, 1), big))
+    same(lambda lib: t(lib).new_full((1,), big))
+    for key in (0, slice(0, 2), Ellipsis):
+        same(put(key))
+    same(put(0, 1))
+    same(lambda lib: lib.zeros((), dtype=getattr(lib, dtype)).fill_(65520))
+    check_error(lambda lib: t(lib, 2).fill_(big))
+    check_error(lambda lib: lib.full((2,), big, dtype=getattr(lib, dtype)))
+    check_error(lambda lib: t(lib, 1).masked_fill(lib.tensor([True]), big))
+    check_error(lambda lib: t(lib, 1).index_fill(0, lib.tensor([0]), big))
+    check_error(lambda lib: lib.zeros((), dtype=lib.int8).fill_(1000))

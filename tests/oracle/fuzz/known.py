@@ -1,6 +1,6 @@
 """Failures recognized as a known item, counted apart in reports (still counted, never skipped).
 
-Issue 13's items that the first fuzz runs met are fixed, so the only item is one where torch defines no result:
+Issue 13's items that the first fuzz runs met are fixed; the first item left is one where torch defines no result:
 an in-place op whose tensor operand shares memory with the tensor it writes, in a layout torch's overlap check
 cannot judge (either is not dense: its get_overlap_status says TOO_HARD and it goes on). The values then depend
 on the order torch's loops read and write memory (vector widths, unrolling), which its documentation leaves

@@ -90,6 +90,9 @@ def scatter_array(g, plan, wide=False):
 
 
 def _resample_backward(node, g):
+    check = node.saved("check_grad")
+    if check is not None:
+        check(g)
     return (adjoint(g, node.saved("plan"), node.saved("name")),)
 
 
@@ -97,12 +100,12 @@ def _adjoint_backward(node, g):
     return (resample(g, node.saved("plan"), node.saved("name")),)
 
 
-def resample(x, plan, name):
+def resample(x, plan, name, check_grad=None):
     """`x` resampled by `plan` ((axis, Taps) pairs), recorded as node `name` (torch's, e.g.
-    UpsampleBilinear2DBackward0)."""
+    UpsampleBilinear2DBackward0); `check_grad(g)` is the check torch's backward kernel makes on its gradient."""
     dispatch.require_host(name[:name.index("Backward")], x._data)
     out = new_tensor(dispatch.numpy_op(gather_array, x._data, plan, name.startswith("Upsample")), x._dtype)
-    record(name, _resample_backward, [x], [out], {"plan": plan, "name": name})
+    record(name, _resample_backward, [x], [out], {"plan": plan, "name": name, "check_grad": check_grad})
     return out
 
 

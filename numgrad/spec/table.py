@@ -257,13 +257,16 @@ _e("copysign", "a b", "copysign(a, b)", {"a": _copysign_a, "b": "zeros"},
 _e("copysign_scalar", "a b", "copysign(a, b)", {"a": _copysign_a}, "CopysignBackward1",
    kind="float", scalar_only=("b",), internal=True)
 # equal infinities give themselves (inf - inf would be NaN)
+# torch's derivatives subtract the inputs (other - self), which a bool input (a float partner promotes it
+# forward) refuses
+_SUB_OF_A_BOOL = {"a": {"bool": (RuntimeError, SUB_BOOL)}, "b": {"bool": (RuntimeError, SUB_BOOL)}}
 _e("logaddexp", "a b", "where(a == b, a + 0.6931471805599453, maximum(a, b) + log1p(exp(-abs(a - b))))",
    {"a": "g / (1 + exp(b - a))", "b": "g / (1 + exp(a - b))"}, "LogaddexpBackward0",
-   refuses=_no_integers("logaddexp_cpu"), internal=True)
+   refuses=_no_integers("logaddexp_cpu"), internal=True, backward_refuses=_SUB_OF_A_BOOL)
 _e("logaddexp2", "a b",
    "where(a == b, a + 1, maximum(a, b) + log1p(exp(-abs(a - b) * 0.6931471805599453)) * 1.4426950408889634)",
    {"a": "g / (1 + power(2, b - a))", "b": "g / (1 + power(2, a - b))"}, "Logaddexp2Backward0",
-   refuses=_no_integers("logaddexp2_cpu"), internal=True)
+   refuses=_no_integers("logaddexp2_cpu"), internal=True, backward_refuses=_SUB_OF_A_BOOL)
 _e("hypot", "a b", "hypot(a, b)", {"a": "g * (a / out)", "b": "g * (b / out)"}, "HypotBackward0",
    refuses=_no_integers("hypot_cpu"), internal=True)
 # xlogy: 0 where a == 0 (unless b is NaN); a's derivative is xlogy(a != 0, b)

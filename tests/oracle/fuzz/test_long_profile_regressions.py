@@ -160,3 +160,66 @@ def test_rounding_amplified_by_an_ill_conditioned_step_is_told_from_a_wrong_resu
     ref, fails = check_program(program)
     assert any(f.kind == "value" and known_issue(program, ref, f) is None for f in fails)
     assert any(f.kind == "grad" and known_issue(program, ref, f) is None for f in fails)
+
+
+def _grad_or_error(fn):
+    """check(fn) where torch's forward and backward pass, check_error(the same with its backward) where torch
+    raises in either."""
+    def with_backward(lib):
+        out = fn(lib)
+        out.sum().backward()
+        return out
+    try:
+        with_backward(torch)
+    except Exception:
+        return check_error(with_backward)
+    check(fn)
+
+
+@pytest.mark.parametrize("name", ("logaddexp", "logaddexp2"))
+def test_logaddexp_backward_with_a_bool_input_refuses_the_subtraction(name):
+    """Seed 20: torch's derivatives of logaddexp(2) subtract the inputs (other - self), which raises for a bool
+    input that the float partner promoted forward; numgrad's kernel computed the gradient."""
+    def x(lib):
+        return lib.tensor([0.5, -1.0], requires_grad=True)
+    for fn in (lambda lib: getattr(lib, name)(x(lib), lib.tensor([True, False])),
+               lambda lib: getattr(lib, name)(lib.tensor(True), x(lib)),
+               lambda lib: getattr(lib, name)(x(lib), lib.tensor([1.0, 0.0]))):
+        _grad_or_error(fn)
+
+
+@pytest.mark.parametrize("shape, k, size", [((2, 0, 4), 1, 3), ((2, 0, 4, 4), 2, 3), ((3, 0, 4), 2, 2),
+                                            ((0, 4), 2, 2), ((2, 0, 4, 4), 2, 1), ((0, 2, 4), 1, 2),
+                                            ((2, 0, 4, 4, 4), 3, 3), ((2, 3, 0, 4, 4, 4), 3, 2), ((2, 4, 0), 3, 2),
+                                            ((2, 0, 4, 4, 4), 3, 1), ((0, 2, 4, 4, 4), 3, 2)])
+def test_adaptive_avg_pooling_of_empty_dims_as_torch(shape, k, size):
+    """Seed 20: adaptive_avg_pool1d/2d pass an empty channel dim forward (their kernel checks the spatial dims,
+    after the rank) and refuse it in the backward (adaptive_avg_pool2d_backward checks every non-batch dim);
+    the 3-d kernel checks every non-batch dim before the rank. numgrad checked the spatial dims of all three
+    before the rank and never in the backward."""
+    def fn(lib):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        return getattr(lib.nn.functional, f"adaptive_avg_pool{k}d")(x, size)
+    _grad_or_error(fn)
+
+
+@pytest.mark.parametrize("shape", ((2, 0, 4), (2, 4, 0), (4, 0), (0, 4), (0, 2, 4)))
+def test_adaptive_max_pool1d_names_itself_for_an_empty_dim(shape):
+    """torch's adaptive_max_pool1d checks its own input's non-batch dims (numgrad's message named the 2-d kernel
+    it calls, with the unsqueezed sizes)."""
+    _grad_or_error(lambda lib: lib.nn.functional.adaptive_max_pool1d(lib.zeros(shape, requires_grad=True), 2))
+
+
+@pytest.mark.parametrize("name", ("mse_loss", "smooth_l1_loss", "huber_loss", "l1_loss"))
+def test_losses_with_a_bool_operand_subtract_inside_their_kernel(name):
+    """mse_loss and smooth_l1_loss subtract inside torch's kernels, where a bool target is a number (numgrad's
+    `-` refused it: mse in its backward, smooth_l1 forward); huber's backward refuses the mixed dtypes and a bool
+    or integer input is refused as the output type; l1_loss is torch's `-` and refuses a bool."""
+    def x(lib, dtype="float32"):
+        t = lib.tensor([0.5, -1.0, 3.0]).to(getattr(lib, dtype))
+        return t.requires_grad_() if t.dtype.is_floating_point else t
+    for fn in (lambda lib: getattr(lib.nn.functional, name)(x(lib), lib.tensor([True, False, True])),
+               lambda lib: getattr(lib.nn.functional, name)(x(lib, "bool"), x(lib)),
+               lambda lib: getattr(lib.nn.functional, name)(x(lib, "int64"), x(lib)),
+               lambda lib: getattr(lib.nn.functional, name)(x(lib), lib.tensor(True), reduction="none")):
+        _grad_or_error(fn)

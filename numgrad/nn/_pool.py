@@ -95,7 +95,7 @@ def _avg_pool(input, kernel, stride, padding, outs, ceil_mode, count_include_pad
                           input._dtype)
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for '{input._dtype.word}'")
-    return resample(input, plan, f"AvgPool{k}DBackward0")
+    return resample(input, plan, f"AvgPool{k}DBackward0", saves_input=True)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -244,7 +244,8 @@ def _adaptive_avg(input, output_size, k):
         start, end = _adaptive_bounds(size, out)
         weight = np.repeat((np_dtype.type(1) / (end - start).astype(np_dtype))[:, None], index.shape[1], axis=1)
         plan.append((-1 - i, Taps(index, size, weight, valid, from_zero=True)))
-    return resample(input, plan, f"AdaptiveAvgPool{k}DBackward0", _check_adaptive_avg2d_grad if k == 2 else None)
+    return resample(input, plan, f"AdaptiveAvgPool{k}DBackward0", _check_adaptive_avg2d_grad if k == 2 else None,
+                    saves_input=True)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -292,8 +293,9 @@ def _window_max(input, taps, outs, name, overlapping):
     values, indices = dispatch.numpy_op(_window_max_arrays, x, taps, tuple(outs))
     shape = tuple(input.shape[:-k]) + tuple(outs)
     out = new_tensor(values.reshape(shape), input._dtype)
-    record(name, _window_max_backward, [input], [out],
-           {"flat_indices": constant(indices.reshape(rows, math.prod(outs))), "overlapping": overlapping, "dims": k})
+    record(name, _window_max_backward, [input], [out],  # (torch's node saves its input: see resample)
+           {"flat_indices": constant(indices.reshape(rows, math.prod(outs))), "overlapping": overlapping, "dims": k,
+            "self": input})
     return out, constant(indices.reshape(shape))
 
 

@@ -248,3 +248,23 @@ def test_pools_save_their_input_for_the_version_check(name):
         v.clamp_(None, 0.5)
         return out
     _grad_or_error(fn)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+@pytest.mark.parametrize("fused", (False, True))
+def test_compiled_replay_of_a_half_type_sum(dtype, fused):
+    """The compile fuzz (seed 0, program 190): `x.tile((1, 1)).sum().backward()` called three times on one
+    float16 leaf raised NotImplementedError('float16') from Numba in the third call's replay (its gradient
+    accumulating): the replay's prepared float sum bound the kernel to the half-type array itself, where the
+    eager call widens it first (and rounds its sum through float)."""
+    def f(x):
+        y = x.tile((1, 1))
+        y.sum().backward()
+        return y.detach()
+    with numgrad.fusion(fused):
+        compiled = numgrad.compile(f)
+        leaves = [numgrad.tensor([-0.45263671875]).to(getattr(numgrad, dtype)).requires_grad_() for _ in range(2)]
+        for k in range(3):
+            got, want = compiled(leaves[0]), f(leaves[1])
+            assert got.float().tolist() == want.float().tolist()
+            assert leaves[0].grad.float().tolist() == leaves[1].grad.float().tolist() == [k + 1.0]

@@ -269,11 +269,14 @@ _e("logaddexp2", "a b",
    refuses=_no_integers("logaddexp2_cpu"), internal=True, backward_refuses=_SUB_OF_A_BOOL)
 _e("hypot", "a b", "hypot(a, b)", {"a": "g * (a / out)", "b": "g * (b / out)"}, "HypotBackward0",
    refuses=_no_integers("hypot_cpu"), internal=True)
-# xlogy: 0 where a == 0 (unless b is NaN); a's derivative is xlogy(a != 0, b)
-_xlogy_a = "where(b != b, g * b, where(a == 0, 0, g * log(b)))"  # (g inside: a number b stays in g's dtype)
-_e("xlogy", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a, "b": "g * a / b"},
+# xlogy: 0 where a == 0 (unless b is NaN); a's derivative is torch's xlogy(g, b) (0 where g is 0, unless b is
+# NaN), made 0 where a == 0 and b <= 0; with a number b, where a == 0 and b is not positive (NaN too)
+_xlogy_g = "where(b != b, g * b, where(g == 0, 0, g * log(b)))"  # (g * b: a number b stays in g's dtype)
+_e("xlogy", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))",
+   {"a": f"where((a == 0) & (b <= 0), 0, {_xlogy_g})", "b": "g * a / b"},
    "XlogyBackward0", kind="float", domain={"b": POSITIVE}, internal=True)
-_e("xlogy_scalar_other", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a},
+_e("xlogy_scalar_other", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))",
+   {"a": f"where((a == 0) & ((b <= 0) | (b != b)), 0, {_xlogy_g})"},
    "XlogyBackward2", kind="float", scalar_only=("b",), internal=True)
 _e("xlogy_scalar_self", "a b", "where(a != a, a, where(b == 0, 0, b * log(a)))", {"a": "g * b / a"},
    "XlogyBackward1", kind="float", scalar_only=("b",), domain={"a": POSITIVE}, internal=True)

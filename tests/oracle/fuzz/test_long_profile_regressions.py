@@ -268,3 +268,19 @@ def test_compiled_replay_of_a_half_type_sum(dtype, fused):
             got, want = compiled(leaves[0]), f(leaves[1])
             assert got.float().tolist() == want.float().tolist()
             assert leaves[0].grad.float().tolist() == leaves[1].grad.float().tolist() == [k + 1.0]
+
+
+@pytest.mark.parametrize("other", ("number", "tensor"))
+def test_xlogy_gradient_of_self_is_torch_xlogy_of_the_gradient(other):
+    """Seed 21: torch's derivative of xlogy for self is xlogy(grad, other) made 0 where self == 0 and other <= 0
+    (a number other: where it is not positive, NaN too); numgrad's xlogy(self != 0, other) * grad gave NaN where
+    the gradient was 0 and log(other) NaN (a masked_fill_ after xlogy(x, -1.5)), and 0 at self == 0 with a
+    positive other."""
+    import itertools
+    for x, y, g in itertools.product((0.0, -0.0, 2.0), (1.5, -1.5, 0.0, float("nan"), float("inf")),
+                                     (0.0, 2.0, float("nan"))):
+        def fn(lib):
+            xt = lib.tensor([x, 1.0], dtype=lib.float64, requires_grad=True)
+            out = lib.xlogy(xt, y if other == "number" else lib.tensor([y, 2.0], dtype=lib.float64))
+            return out * lib.tensor([g, 1.0], dtype=lib.float64)
+        check(fn)

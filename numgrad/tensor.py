@@ -2,6 +2,7 @@
 
 Defined above the ops (as torch.Tensor sits on torch._C.TensorBase), so that ops import only TensorBase
 and still make every result a Tensor (TensorBase._make uses the class declared with result_class=True)."""
+import math
 import weakref
 
 import numpy as np
@@ -58,6 +59,8 @@ def _table_methods():
     for name in ("copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",
                  "prelu", *(n for n in pointwise.__all__ if n.startswith("bitwise"))):
         methods[name] = getattr(pointwise, name)
+    for name in ("logaddexp", "logaddexp2", "hypot"):  # Tensors only: torch's parser counts `other` as argument 1
+        methods[name] = _two_tensors_first(name, getattr(pointwise, name))
     for name in ("copysign", "hypot", "xlogy", "lerp", "logit", "nan_to_num"):
         methods[name + "_"] = _inplace(getattr(pointwise, name))
     for name in ("addcmul", "addcdiv", "heaviside", "float_power", "gcd", "lcm"):
@@ -71,6 +74,7 @@ def _table_methods():
     for name in ("nansum", "nanmean", "aminmax", "count_nonzero", "bincount", "cov", "corrcoef", "renorm"):
         methods[name] = getattr(statistics, name)
     methods["renorm_"] = _inplace(statistics.renorm, elementwise=False)
+    methods["hypot_"] = _two_tensors_first("hypot_", methods["hypot_"])
     for name in pointwise.__all__:
         if name.startswith("bitwise"):
             methods[name + "_"] = _inplace(getattr(pointwise, name), differentiable=False)
@@ -474,7 +478,7 @@ class Tensor(TensorBase, result_class=True):
         self._check_inplace(autograd=self._dtype.is_floating_point or not copy, inputs=(source,))
         src = source if isinstance(source, TensorBase) else None
         if src is None:
-            dtypes.check_scalar_fits(source, self._dtype)
+            source = dtypes.check_scalar_fits(source, self._dtype, one_element=math.prod(self._shape) == 1)
         if src is not None and src._data.shape != self._data.shape:  # torch's broadcast messages, not NumPy's
             full = infer_size(self._data.shape, src._data.shape)
             if full != self._data.shape:

@@ -182,15 +182,19 @@ def int_fits(value, d):
     return info.min <= value <= info.max
 
 
-def check_scalar_fits(value, d):
+def check_scalar_fits(value, d, one_element=False):
     """torch's check on a Python number stored into a tensor of dtype `d` (fill_, full, masked_fill,
     setitem): NaN, an infinity or an out-of-range number for an integer type, or a finite number beyond a
     float type's range, raises (inf and NaN fit every float type; anything fits bool). Returns the number as
-    the tensor stores it (-2 is 254 in uint8, as C++ converts), which NumPy takes without an OverflowError."""
+    the tensor stores it (-2 is 254 in uint8, as C++ converts), which NumPy takes without an OverflowError.
+    `one_element`: torch fills a one-element tensor through its scalar_fill, whose conversion to a half type
+    is unchecked (70000.0 becomes inf); setitem fills a 0-d tensor of the target's dtype that way first."""
     if d is bool_ or isinstance(value, (bool, np.bool_)) or \
             not isinstance(value, (builtins.int, builtins.float, np.number)):
         return value
-    if isinstance(value, (builtins.int, np.integer)):
+    if d.is_floating_point and d.is_narrow and one_element:
+        fits = True
+    elif isinstance(value, (builtins.int, np.integer)):
         fits = int_fits(value, d) if not d.is_floating_point else abs(value) <= float_max(d)
     elif d.is_floating_point:
         fits = not math.isfinite(value) or abs(value) <= float_max(d)

@@ -396,8 +396,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         values, indices = values[0], indices[0]
     out = new_tensor(values, input._dtype)
     overlapping = any(s < d * (k - 1) + 1 for s, k, d in zip(stride, kernel, dilation))
-    record("MaxPool2DWithIndicesBackward0", _max_pool_backward, [input], [out],
-           {"flat_indices": constant(indices.reshape(n * c, geo.oh * geo.ow)), "overlapping": overlapping})
+    record("MaxPool2DWithIndicesBackward0", _max_pool_backward, [input], [out],  # (torch's node saves its input)
+           {"flat_indices": constant(indices.reshape(n * c, geo.oh * geo.ow)), "overlapping": overlapping,
+            "self": input})
     if return_indices:
         return out, constant(indices)
     return out

@@ -59,8 +59,17 @@ def _warn_size(input, target):
                       "same size.", UserWarning, stacklevel=3)
 
 
+def kernel_difference(input, target):
+    """input - target as torch's loss kernels compute it: inside the kernel a bool operand is a number (the `-`
+    operator would refuse a bool tensor)."""
+    if input._dtype is dtypes.bool_ or target._dtype is dtypes.bool_:
+        computed = dtypes.promote_types(input._dtype, target._dtype)
+        input, target = input.to(computed), target.to(computed)
+    return input - target
+
+
 def _mse_derivatives(node, want):
-    diff = node.saved("input") - node.saved("target")
+    diff = kernel_difference(node.saved("input"), node.saved("target"))
     return (diff * 2 if want[0] else None, diff * -2 if want[1] else None)
 
 

@@ -12,7 +12,7 @@ from ..ops.functional import where
 from ._common import check_reduction, new_tensor, wants
 from ._ctc import ctc_loss  # noqa: F401 (nn.functional's name)
 from ._distance import pairwise_distance
-from ._loss import _pointwise_loss, _reduce, _warn_size, l1_loss
+from ._loss import _pointwise_loss, _reduce, _warn_size, kernel_difference, l1_loss
 
 
 def _expanded(input, target):
@@ -33,7 +33,7 @@ def _check_floating(kernel, input, target):
 # ---- smooth L1 and Huber: torch's kernels, one node each --------------------------------------------------------
 
 def _smooth_l1_derivatives(node, want):
-    dx = ((node.saved("input") - node.saved("target")) / node.saved("beta")).clamp(-1, 1)
+    dx = (kernel_difference(node.saved("input"), node.saved("target")) / node.saved("beta")).clamp(-1, 1)
     return (dx if want[0] else None, -dx if want[1] else None)
 
 
@@ -47,7 +47,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     dtype = _check_floating("smooth_l1_cpu", input, target)
     with no_grad():
-        z = (input - target).abs()
+        z = kernel_difference(input, target).abs()
         loss = where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta)
     return _pointwise_loss("SmoothL1LossBackward0", [input, target], loss._data, reduction, _smooth_l1_derivatives,
                            {"input": input, "target": target, "beta": beta}, dtype)
@@ -76,9 +76,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _check_floating("huber_cpu", input, target)  # (the loss keeps the input's dtype, as torch's kernel)
+    computed = _check_floating("huber_cpu", input, target)  # (the loss keeps the input's dtype, as torch's kernel)
+    if not dtypes.can_cast(computed, input._dtype):
+        raise RuntimeError(f"result type {computed.word} can't be cast to the desired output type {input._dtype.word}")
     with no_grad():
-        z = (input - target).abs()
+        z = kernel_difference(input, target).abs()
         loss = where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
     return _pointwise_loss("HuberLossBackward0", [input, target], loss._data, reduction, _huber_derivatives,
                            {"input": input, "target": target, "delta": delta})

@@ -95,7 +95,7 @@ def _avg_pool(input, kernel, stride, padding, outs, ceil_mode, count_include_pad
                           input._dtype)
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for '{input._dtype.word}'")
-    return resample(input, plan, f"AvgPool{k}DBackward0")
+    return resample(input, plan, f"AvgPool{k}DBackward0", saves_input=True)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -205,6 +205,20 @@ def _list_with_default(out_size, defaults):
     return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
 
 
+def _check_non_empty(op, t, dims, what="input"):
+    """torch's pooling kernels' refusal of an empty non-batch dim (the first of `dims` that is empty)."""
+    for i in dims:
+        if t.shape[i] == 0:
+            raise RuntimeError(f"{op}(): Expected {what} to have non-zero size for non-batch dimensions, but {what} "
+                               f"has sizes {list(t.shape)} with dimension {i} being empty")
+
+
+def _check_adaptive_avg2d_grad(g):
+    # torch's adaptive_avg_pool2d_backward checks every non-batch dim of the gradient, where its forward checked
+    # only the spatial ones: an empty channel dim passes forward and raises in the backward
+    _check_non_empty("adaptive_avg_pool2d_backward", g, range(1, g.dim()), "grad_output")
+
+
 def _adaptive_avg(input, output_size, k):
     op = f"adaptive_avg_pool{k}d"
     outs = _ints(output_size, k)
@@ -215,12 +229,11 @@ def _adaptive_avg(input, output_size, k):
                            f"{{{', '.join(map(str, outs))}}}")
     if all(o == 1 for o in outs):  # torch's shortcut: a mean over the spatial dims
         return input.mean(tuple(range(-1, -k - 1, -1)), keepdim=True)
-    for i in range(-k, 0):
-        if input.dim() >= -i and input.shape[i] == 0:
-            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input has "
-                               f"sizes {list(input.shape)} with dimension {i + input.dim()} being empty")
+    if k == 3:  # torch's 3-d kernel checks every non-batch dim, before the rank
+        _check_non_empty(op, input, range(1, input.dim()))
     if input.dim() not in (k + 1, k + 2):
         raise RuntimeError(f"{op}(): Expected {k + 1}D or {k + 2}D tensor, but got {list(input.shape)}")
+    _check_non_empty(op, input, range(input.dim() - k, input.dim()))
     if input.numel() and not input._dtype.is_floating_point:  # an empty input reaches no kernel
         raise NotImplementedError(f"\"{op}{'_cpu' if k == 3 else ''}\" not implemented for '{input._dtype.word}'")
     np_dtype = input._data.dtype
@@ -231,7 +244,8 @@ def _adaptive_avg(input, output_size, k):
         start, end = _adaptive_bounds(size, out)
         weight = np.repeat((np_dtype.type(1) / (end - start).astype(np_dtype))[:, None], index.shape[1], axis=1)
         plan.append((-1 - i, Taps(index, size, weight, valid, from_zero=True)))
-    return resample(input, plan, f"AdaptiveAvgPool{k}DBackward0")
+    return resample(input, plan, f"AdaptiveAvgPool{k}DBackward0", _check_adaptive_avg2d_grad if k == 2 else None,
+                    saves_input=True)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -279,8 +293,9 @@ def _window_max(input, taps, outs, name, overlapping):
     values, indices = dispatch.numpy_op(_window_max_arrays, x, taps, tuple(outs))
     shape = tuple(input.shape[:-k]) + tuple(outs)
     out = new_tensor(values.reshape(shape), input._dtype)
-    record(name, _window_max_backward, [input], [out],
-           {"flat_indices": constant(indices.reshape(rows, math.prod(outs))), "overlapping": overlapping, "dims": k})
+    record(name, _window_max_backward, [input], [out],  # (torch's node saves its input: see resample)
+           {"flat_indices": constant(indices.reshape(rows, math.prod(outs))), "overlapping": overlapping, "dims": k,
+            "self": input})
     return out, constant(indices.reshape(shape))
 
 
@@ -293,10 +308,7 @@ def _adaptive_max(input, output_size, k, return_indices):
     op = f"adaptive_max_pool{k}d"
     if input.dim() not in (k + 1, k + 2):
         raise RuntimeError(f"{op}(): Expected {k + 1}D or {k + 2}D tensor, but got: {list(input.shape)}")
-    for i in range(1, input.dim()):
-        if input.shape[i] == 0:
-            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input has "
-                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    _check_non_empty(op, input, range(1, input.dim()))
     outs = _ints(output_size, k)
     if len(outs) != k:
         raise RuntimeError(f"{op}(): internal error: output_size.size() must be {k}")
@@ -320,6 +332,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     _check_dim_range("adaptive_max_pool1d", input, 2, 4)
+    _check_non_empty("adaptive_max_pool1d", input, range(1, input.dim()))  # (as itself, before the 2-d kernel)
     out = _check1d("adaptive_max_pool1d", "output_size", output_size)
     values, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, out), True)
     values = values.squeeze(-2)

@@ -90,6 +90,9 @@ def scatter_array(g, plan, wide=False):
 
 
 def _resample_backward(node, g):
+    check = node.saved("check_grad")
+    if check is not None:
+        check(g)
     return (adjoint(g, node.saved("plan"), node.saved("name")),)
 
 
@@ -97,12 +100,17 @@ def _adjoint_backward(node, g):
     return (resample(g, node.saved("plan"), node.saved("name")),)
 
 
-def resample(x, plan, name):
+def resample(x, plan, name, check_grad=None, saves_input=False):
     """`x` resampled by `plan` ((axis, Taps) pairs), recorded as node `name` (torch's, e.g.
-    UpsampleBilinear2DBackward0)."""
+    UpsampleBilinear2DBackward0); `check_grad(g)` is the check torch's backward kernel makes on its gradient;
+    `saves_input`: torch's node saves x (the pools do, upsampling does not), so an in-place write to x after
+    the call makes the backward raise, naming x."""
     dispatch.require_host(name[:name.index("Backward")], x._data)
     out = new_tensor(dispatch.numpy_op(gather_array, x._data, plan, name.startswith("Upsample")), x._dtype)
-    record(name, _resample_backward, [x], [out], {"plan": plan, "name": name})
+    saved = {"plan": plan, "name": name, "check_grad": check_grad}
+    if saves_input:
+        saved["self"] = x
+    record(name, _resample_backward, [x], [out], saved)
     return out
 
 

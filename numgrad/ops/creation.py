@@ -146,7 +146,7 @@ def from_numpy(array):
 
 def _filled(shape, value, d, device, requires_grad):
     """A tensor of `value` everywhere; on the GPU filled there (no copy from the host)."""
-    value = dtypes.check_scalar_fits(value, d)
+    value = dtypes.check_scalar_fits(value, d, one_element=math.prod(shape) == 1)
     return _wrap(dispatch.full_on(shape, value, d.np, as_device(device)), d, device, requires_grad)
 
 

@@ -188,7 +188,8 @@ def div(input, other, rounding_mode=None):
 
 
 def _refuse_integer_division_by_zero(name, input, other):
-    """torch's integer division and remainder raise for a zero divisor (floats give inf or NaN)."""
+    """torch's integer division and remainder raise for a zero divisor (floats give inf or NaN), judged in the
+    dtype they compute in: 256, as a number or a 0-d int64 tensor, divides a uint8 tensor as 0."""
     shapes = [t._shape for t in (input, other) if isinstance(t, TensorBase)]
     numel = math.prod(broadcast_shapes(*shapes))  # torch's shape error first, then the dtype's refusal
     compute = compute_dtype(name, input, other)
@@ -196,7 +197,11 @@ def _refuse_integer_division_by_zero(name, input, other):
         return
     if isinstance(other, TensorBase):
         tape.graph_break("an integer division's backward reads the divisor for a zero")
-    zero = bool((dispatch.to_host(other._data) == 0).any()) if isinstance(other, TensorBase) else other == 0
+    if isinstance(other, TensorBase):
+        divisor = dispatch.to_host(other._data)
+        zero = bool(((divisor if other._dtype is compute else dtypes.cast(divisor, compute)) == 0).any())
+    else:
+        zero = dtypes.wrap_scalar(other, compute) == 0
     if zero:
         raise RuntimeError("ZeroDivisionError")
 

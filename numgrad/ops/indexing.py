@@ -341,7 +341,7 @@ def _masked_fill_value(t, value):
 
 def setitem(t, key, value):
     if not isinstance(value, TensorBase):  # torch makes a number a tensor of t's dtype first (valueToTensor)
-        _check_setitem_number(t, value)
+        value = _check_setitem_number(t, value)
     if key is False:  # torch selects nothing and returns before any other check
         return
     # torch does a single mask with a one-element value as a masked_fill_: it casts the value, and judges
@@ -373,12 +373,12 @@ def setitem(t, key, value):
 
 
 def _check_setitem_number(t, value):
-    """torch's valueToTensor: a Python or NumPy number fitting t's dtype; anything else is refused by type."""
+    """torch's valueToTensor: a Python or NumPy number fitting t's dtype, returned as t stores it; anything else
+    is refused by type."""
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
         if isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 63:
             raise ValueError("Overflow when unpacking long long")  # a Python int is read as a C long long
-        dtypes.check_scalar_fits(value, t._dtype)
-        return
+        return dtypes.check_scalar_fits(value, t._dtype, one_element=True)  # (a 0-d tensor: see its docstring)
     name = type(value).__name__ if type(value).__module__ == "builtins" else \
         f"{type(value).__module__}.{type(value).__qualname__}"
     raise TypeError(f"can't assign a {name} to a torch.{t._dtype.word}Tensor")

@@ -196,7 +196,7 @@ def bitwise(name, input, other):
         out = np.where(over, np.where(values[0] < 0, -1, 0) if name == "bitwise_right_shift" else 0, shifted)
     else:
         out = fn(values[0], values[1])
-    return TensorBase._make(np.array(out, result.np, order="C"), result)  # (0-d stays 0-d)
+    return TensorBase._make(_c_order(out, result), result)
 
 
 def bitwise_and(input, other):
@@ -225,7 +225,12 @@ def bitwise_not(input):
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{input.dtype.word}\'')
     data = dispatch.to_host(input._data)
     out = np.logical_not(data) if input.dtype is dtypes.bool_ else np.invert(data)
-    return TensorBase._make(np.array(out, input.dtype.np, order="C"), input.dtype)  # (0-d stays 0-d)
+    return TensorBase._make(_c_order(out, input.dtype), input.dtype)
+
+
+def _c_order(values, dtype):
+    # a fresh C-order array of `dtype` (np.ascontiguousarray would make a 0-d result 1-d)
+    return np.array(values, dtype.np, order="C")
 
 
 __all__ = ["copysign", "logaddexp", "logaddexp2", "hypot", "xlogy", "lerp", "logit", "nan_to_num", "hardshrink",

@@ -131,13 +131,14 @@ def flatten(t, start_dim=0, end_dim=-1):
 
 
 def unflatten(t, dim, sizes):
+    sizes = [int(s) for s in sizes]
+    if not sizes:  # torch checks the sizes before the dim
+        raise RuntimeError("unflatten: sizes must be non-empty")
     if t._data.ndim == 0:  # torch wraps the dim error of a 0-d input in its own (a dim out of range is its own)
         wrap_dim(dim, 0)
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, t._data.ndim)
-    shape, sizes = t._data.shape, [int(s) for s in sizes]
-    if not sizes:
-        raise RuntimeError("unflatten: sizes must be non-empty")
+    shape = t._data.shape
     try:
         sizes = _infer(sizes, shape[d])
     except RuntimeError as e:

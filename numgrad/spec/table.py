@@ -115,19 +115,25 @@ _e("abs", "a", "abs(a)", {"a": "g * sign(a)"}, "AbsBackward0",  # abs'(0) = sign
 _e("sign", "a", "sign(a)", {"a": "zeros"}, "SignBackward0")
 _e("reciprocal", "a", "1 / a", {"a": "-g * (out * out)"}, "ReciprocalBackward0", kind="float",
    domain={"a": NONZERO})
-# clamp passes the gradient at its boundaries (a == min or a == max)
+def _no_bool(kernel):
+    """torch's refusal of a bool computation by a kernel that has no bool type."""
+    return {"bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
+
+
+# clamp passes the gradient at its boundaries (a == min or a == max); with Number bounds a bool result has no
+# kernel (bool bounds on a bool tensor; an int bound makes it int64)
 _clamp_a = "where((a >= lo) & (a <= hi), g, 0)"
 _e("clamp", "a lo hi", "minimum(maximum(a, lo), hi)", {"a": _clamp_a}, "ClampBackward1",
-   saved_names={"lo": "min", "hi": "max"}, scalar_only=("lo", "hi"))
+   saved_names={"lo": "min", "hi": "max"}, scalar_only=("lo", "hi"), refuses=_no_bool("clamp_scalar_cpu"))
 _e("clamp_min", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampBackward1",
-   saved_names={"lo": "min"}, scalar_only=("lo",))
+   saved_names={"lo": "min"}, scalar_only=("lo",), refuses=_no_bool("clamp_min_scalar_cpu"))
 _e("clamp_max", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampBackward1",
-   saved_names={"hi": "max"}, scalar_only=("hi",))
+   saved_names={"hi": "max"}, scalar_only=("hi",), refuses=_no_bool("clamp_max_scalar_cpu"))
 # torch.clamp_min / clamp_max (and their methods) are ops of their own: the same math, their own nodes
 _e("clamp_min_fn", "a lo", "maximum(a, lo)", {"a": "where(a >= lo, g, 0)"}, "ClampMinBackward0",
-   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True)
+   saved_names={"lo": "min"}, scalar_only=("lo",), internal=True, refuses=_no_bool("clamp_min_scalar_cpu"))
 _e("clamp_max_fn", "a hi", "minimum(a, hi)", {"a": "where(a <= hi, g, 0)"}, "ClampMaxBackward0",
-   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True)
+   saved_names={"hi": "max"}, scalar_only=("hi",), internal=True, refuses=_no_bool("clamp_max_scalar_cpu"))
 _e("clamp_tensor", "a lo hi", "minimum(maximum(a, lo), hi)",
    # with min > max the result is max everywhere: torch sends the gradient to max only
    {"a": _clamp_a, "lo": "where((a < lo) & (lo < hi), g, 0)", "hi": "where((a > hi) | (hi < lo), g, 0)"},
@@ -275,20 +281,26 @@ _e("copysign", "a b", "copysign(a, b)", {"a": _copysign_a, "b": "zeros"},
 _e("copysign_scalar", "a b", "copysign(a, b)", {"a": _copysign_a}, "CopysignBackward1",
    kind="float", scalar_only=("b",), internal=True)
 # equal infinities give themselves (inf - inf would be NaN)
+# torch's derivatives subtract the inputs (other - self), which a bool input (a float partner promotes it
+# forward) refuses
+_SUB_OF_A_BOOL = {"a": {"bool": (RuntimeError, SUB_BOOL)}, "b": {"bool": (RuntimeError, SUB_BOOL)}}
 _e("logaddexp", "a b", "where(a == b, a + 0.6931471805599453, maximum(a, b) + log1p(exp(-abs(a - b))))",
    {"a": "g / (1 + exp(b - a))", "b": "g / (1 + exp(a - b))"}, "LogaddexpBackward0",
-   refuses=_no_integers("logaddexp_cpu"), internal=True)
+   refuses=_no_integers("logaddexp_cpu"), internal=True, backward_refuses=_SUB_OF_A_BOOL)
 _e("logaddexp2", "a b",
    "where(a == b, a + 1, maximum(a, b) + log1p(exp(-abs(a - b) * 0.6931471805599453)) * 1.4426950408889634)",
    {"a": "g / (1 + power(2, b - a))", "b": "g / (1 + power(2, a - b))"}, "Logaddexp2Backward0",
-   refuses=_no_integers("logaddexp2_cpu"), internal=True)
+   refuses=_no_integers("logaddexp2_cpu"), internal=True, backward_refuses=_SUB_OF_A_BOOL)
 _e("hypot", "a b", "hypot(a, b)", {"a": "g * (a / out)", "b": "g * (b / out)"}, "HypotBackward0",
    refuses=_no_integers("hypot_cpu"), internal=True)
-# xlogy: 0 where a == 0 (unless b is NaN); a's derivative is xlogy(a != 0, b)
-_xlogy_a = "where(b != b, g * b, where(a == 0, 0, g * log(b)))"  # (g inside: a number b stays in g's dtype)
-_e("xlogy", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a, "b": "g * a / b"},
+# xlogy: 0 where a == 0 (unless b is NaN); a's derivative is torch's xlogy(g, b) (0 where g is 0, unless b is
+# NaN), made 0 where a == 0 and b <= 0; with a number b, where a == 0 and b is not positive (NaN too)
+_xlogy_g = "where(b != b, g * b, where(g == 0, 0, g * log(b)))"  # (g * b: a number b stays in g's dtype)
+_e("xlogy", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))",
+   {"a": f"where((a == 0) & (b <= 0), 0, {_xlogy_g})", "b": "g * a / b"},
    "XlogyBackward0", kind="float", domain={"b": POSITIVE}, internal=True)
-_e("xlogy_scalar_other", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))", {"a": _xlogy_a},
+_e("xlogy_scalar_other", "a b", "where(b != b, b, where(a == 0, 0, a * log(b)))",
+   {"a": f"where((a == 0) & ((b <= 0) | (b != b)), 0, {_xlogy_g})"},
    "XlogyBackward2", kind="float", scalar_only=("b",), internal=True)
 _e("xlogy_scalar_self", "a b", "where(a != a, a, where(b == 0, 0, b * log(a)))", {"a": "g * b / a"},
    "XlogyBackward1", kind="float", scalar_only=("b",), domain={"a": POSITIVE}, internal=True)

@@ -400,7 +400,11 @@ def _host_float_sum(entry, data, axes, out_dtype, kept, out=None):
 
 
 def _prepare_host_float_sum(result, entry, data, axes, out_dtype, kept, out=None):
-    """A replay of _host_float_sum: the fold's kernel bound to the arrays once, then the + 0.0 into the result."""
+    """A replay of _host_float_sum: the fold's kernel bound to the arrays once, then the + 0.0 into the result.
+    A half type keeps the plain replay: its data widens first (the kernels have no half type) and its sum
+    rounds through float."""
+    if data.dtype in WIDER or out_dtype in WIDER:
+        return None
     bound = cpu_kernels.bind_reduction("sum", entry.update, data, axes, np.float64)
     if bound is None:
         return None

@@ -3,7 +3,6 @@ first line, step), every variable's dtype, shape, requires_grad and values, and 
 import contextlib
 import dataclasses
 import math
-import operator
 import warnings
 from dataclasses import dataclass, field
 
@@ -13,7 +12,7 @@ import torch
 import numgrad
 from helpers.fusion import fused_at_every_size
 
-from .program import Interpreter, Ref, _resolve
+from .program import Interpreter, Ref
 
 # float tolerances: relative, and absolute scaled by the largest finite magnitude of the reference
 TOL = {"float16": (1e-2, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
@@ -101,34 +100,38 @@ def values_differ(dtype, ref, got, computed_in=None):
     return f"{int(bad.sum())} of {bad.size} differ; first at {i}: torch {ref[i]!r}, numgrad {got[i]!r}"
 
 
-# ops whose result jumps with its inputs: a last-place difference of an input (torch's and numgrad's exp
-# round differently, both within an ulp) may move the result by a whole step (fmod of a large quotient)
-DISCONTINUOUS = {"fmod", "remainder", "mod", "floor_divide", "floordiv", "floor", "ceil", "round", "trunc",
-                 "sign", "eq", "ne", "lt", "le", "gt", "ge", "div"}
-
-
 def _rounding_carried(program, ref, got, k, i, low):
-    """Whether variable i, made by discontinuous step k from inputs that differ from torch's only within
+    """Whether variable i, made by single-output step k from inputs that differ from torch's only within
     tolerance (not bit for bit), equals what torch's own op gives on numgrad's inputs: a rounding difference
-    carried through the jump, not a wrong result."""
-    if not isinstance(k, int) or program.steps[k].name not in DISCONTINUOUS or program.steps[k].outs != 1:
+    carried through the step, not a wrong result. A discontinuous op moves a whole step on a last-place
+    difference (fmod of a large quotient, a comparison); an ill-conditioned one multiplies it (tan of a large
+    argument: torch sums float32 in float32 in an order set by the CPU's vector width, numgrad in double, and
+    both agree within tolerance until such a step). Either way the step itself computes what torch computes."""
+    if not isinstance(k, int) or program.steps[k].outs != 1:
         return False
     step = program.steps[k]
     refs = [a.i for a in (*step.args, *step.kwargs.values()) if isinstance(a, Ref)]
     if not refs or all(np.array_equal(ref.values[j][3], got.values[j][3], equal_nan=True) for j in refs):
         return False  # the same inputs: a real difference
-    env = [torch.tensor(v[3]) if v[0] != "unreadable" else None for v in got.values]
+    replay = Interpreter.__new__(Interpreter)
+    replay.lib, replay.leaves = torch, []
+    replay.env = [torch.tensor(v[3]) if v[0] != "unreadable" else None for v in got.values[:i]]
     try:
-        args = _resolve(torch, env, step.args)
-        kwargs = {key: _resolve(torch, env, v) for key, v in step.kwargs.items()}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = (getattr(torch, step.name)(*args, **kwargs) if step.kind == "fn" else
-                   getattr(args[0], step.name)(*args[1:], **kwargs) if step.kind == "method" else
-                   getattr(operator, step.name)(*args) if step.kind == "op" else None)
+        replay.step(step)
     except Exception:
         return False
-    return out is not None and values_differ(got.values[i][0], out.detach().numpy(), got.values[i][3], low) is None
+    out = replay.env[-1]
+    return values_differ(got.values[i][0], out.detach().numpy(), got.values[i][3], low) is None
+
+
+def relative_gap(ref, got):
+    """The largest |got - ref| / |ref| over the elements finite in both (0.0 when none differ): how far a float
+    result moved."""
+    ref64, got64 = np.asarray(ref, np.float64), np.asarray(got, np.float64)
+    both = np.isfinite(ref64) & np.isfinite(got64) & (ref64 != got64)
+    if not both.any():
+        return 0.0
+    return float((np.abs(got64[both] - ref64[both]) / np.maximum(np.abs(ref64[both]), 1e-30)).max())
 
 
 def var_steps(program, ref):
@@ -145,6 +148,10 @@ class Failure:
     step: object  # the step index (or "backward", "inputs") it concerns, None for a grad
     detail: str
     mode: str = ""  # "fused" or "unfused"
+    # the largest relative difference of a forward value accepted as carried rounding in this run, and this
+    # failure's own (grads): what known.py needs to tell an amplified rounding from a wrong gradient
+    carried: float = 0.0
+    gap: float = 0.0
 
 
 def compare(program, ref, got, mode):
@@ -172,6 +179,7 @@ def compare(program, ref, got, mode):
         fails.append(Failure("structure", None, f"{len(ref.values)} variables in torch, {len(got.values)} in numgrad",
                              mode))
         return fails
+    carried = 0.0
     for i, (r, g) in enumerate(zip(ref.values, got.values)):
         where = owners[i] if i < len(owners) else None
         if g[0] == "unreadable":
@@ -184,7 +192,9 @@ def compare(program, ref, got, mode):
             fails.append(Failure("requires_grad", where, f"v{i}: torch {r[2]}, numgrad {g[2]}", mode))
         else:
             why = values_differ(r[0], r[3], g[3], low)
-            if why and not _rounding_carried(program, ref, got, where, i, low):
+            if why and _rounding_carried(program, ref, got, where, i, low):
+                carried = max(carried, relative_gap(r[3], g[3]))
+            elif why:
                 fails.append(Failure("value", where, f"v{i} ({r[0]}{list(r[1])}): {why}", mode))
     if len(ref.grads) != len(got.grads):
         fails.append(Failure("structure", None, f"{len(ref.grads)} grads in torch, {len(got.grads)} in numgrad", mode))
@@ -196,7 +206,8 @@ def compare(program, ref, got, mode):
             why = (f"dtype {r[0]} != {g[0]}" if r[0] != g[0] else f"shape {r[1]} != {g[1]}" if r[1] != g[1]
                    else values_differ(r[0], r[2], g[2], low))
             if why:
-                fails.append(Failure("grad", "backward", f"{name}.grad: {why}", mode))
+                gap = relative_gap(r[2], g[2]) if r[0] == g[0] and r[1] == g[1] else math.inf
+                fails.append(Failure("grad", "backward", f"{name}.grad: {why}", mode, carried, gap))
     return fails
 
 

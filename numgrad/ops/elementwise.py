@@ -159,12 +159,28 @@ def _compute_widened(entry, args, compute, out_dtype, shape, strides):
     result stored back in the narrow type (half types round once, integers wrap as torch's do)."""
     wide = compute.kernel
     # every operand is first of the common dtype, as torch casts them (an int32 or a float32 0-d tensor rounds
-    # to half before a half op)
-    args = [a if nm in entry.bool_inputs else dtypes.wrap_scalar(a, compute) if not isinstance(a, TensorBase) else
+    # to half before a half op), except the CPU-scalar operand that torch's mul, div and lerp kernels read at its
+    # own value in float (half * 70000.0 is not half * inf)
+    keep = OPMATH_SCALAR.get(entry.name) if compute.is_floating_point else None
+    args = [a if nm in entry.bool_inputs else
+            _in_float(a, wide) if nm == keep and (not isinstance(a, TensorBase) or not a._shape and a.device is CPU)
+            else dtypes.wrap_scalar(a, compute) if not isinstance(a, TensorBase) else
             a if a._dtype is compute else TensorBase._make(dispatch.numpy_op(dtypes.cast, a._data, compute), compute)
             for a, nm in zip(args, entry.inputs)]
     values = compute_now(entry, args, wide, dtypes.bool_ if out_dtype is dtypes.bool_ else wide, shape, strides)
     return dispatch.numpy_op(_stored_as, values, out_dtype.np)
+
+
+# the operand torch's kernels for half types read at its own value when it is a CPU scalar (binary_op_scalar's
+# original_scalar_value): mul's and div's second (every rounding mode), lerp's Number weight
+OPMATH_SCALAR = {"mul": "b", "div": "b", "floor_divide": "b", "lerp": "w"}
+
+
+def _in_float(a, wide):
+    """A CPU-scalar operand as torch's opmath reads it: its value in the kernel's float type."""
+    if not isinstance(a, TensorBase):
+        return a if isinstance(a, bool) else float(np.float32(a))
+    return TensorBase._make(dispatch.numpy_op(dtypes.cast, a._data, wide), wide)
 
 
 def _stored_as(values, np_dtype):

@@ -152,8 +152,8 @@ def _rdiv(self, other):
 
 def mul(input, other):
     input = _numbers(input, other)
-    if _scalar(input):
-        input, other = other, input
+    if _scalar(input):  # torch.mul(number, t): the number is torch's first operand, cast to a half type as it is
+        input, other = other, dtypes.wrap_scalar(input, compute_dtype("mul", other, input))
     return apply("mul", input, other)
 
 

@@ -308,8 +308,12 @@ _e("xlogy_scalar_self", "a b", "where(a != a, a, where(b == 0, 0, b * log(a)))",
 _lerp = "where(abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))"
 _e("lerp", "a b w", _lerp, {"a": "g * (1 - w)", "b": "g * w"}, "LerpBackward0", scalar_only=("w",),
    saved_names={"w": "weight"}, refuses=_no_integers("lerp_kernel_scalar"), options=("w",), internal=True)
+# a bool weight: torch's `1 - weight` for start's gradient subtracts two bool tensors, which it refuses
 _e("lerp_tensor", "a b w", _lerp, {"a": "g * (1 - w)", "b": "g * w", "w": "g * (b - a)"}, "LerpBackward1",
-   saved_names={"b": "end", "w": "weight"}, refuses=_no_integers("lerp_kernel_tensor"), internal=True)
+   saved_names={"b": "end", "w": "weight"}, refuses=_no_integers("lerp_kernel_tensor"), internal=True,
+   backward_refuses={"w": {"bool": (RuntimeError, "Subtraction, the `-` operator, with two bool tensors is not "
+                                                  "supported. Use the `^` or `logical_xor()` operator instead.")}},
+   refusal_blocks=("a",))
 # frac = a - trunc(a), as torch (-0.0 and integers give +0.0)
 _e("frac", "a", "a - trunc_div(a, 1)", {"a": "g"}, "FracBackward0", refuses=_no_integers("frac_cpu"))
 _e("sinc", "a", "where(a == 0, 1, sin(a * 3.141592653589793) / (a * 3.141592653589793))",

@@ -284,3 +284,29 @@ def test_xlogy_gradient_of_self_is_torch_xlogy_of_the_gradient(other):
             out = lib.xlogy(xt, y if other == "number" else lib.tensor([y, 2.0], dtype=lib.float64))
             return out * lib.tensor([g, 1.0], dtype=lib.float64)
         check(fn)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+def test_half_mul_div_read_a_cpu_scalar_at_its_own_value(dtype):
+    """torch's mul, div (every rounding mode) and lerp's Number weight read a half type's CPU-scalar second
+    operand (a number or a 0-d CPU tensor) in float at its own value: half * 70000.0 is not half * inf, and
+    half * 0.1 rounds once. add/sub/pow/fmod/remainder and a scalar first operand round it to the half type."""
+    x = lambda lib: lib.tensor([-1.5, 0.0, 6.0, 0.3], dtype=getattr(lib, dtype), requires_grad=True)  # noqa: E731
+    for s in (0.1, 3.3, 70000.0, 1e-8, 2 ** 31):
+        for fn in (lambda lib: x(lib) * s, lambda lib: x(lib) / s, lambda lib: x(lib).detach() // s,
+                   lambda lib: x(lib) * lib.tensor(s), lambda lib: x(lib).lerp(x(lib) * 2, s),
+                   lambda lib: lib.mul(s, x(lib)), lambda lib: x(lib) + s):
+            check(lambda lib: fn(lib).float())
+
+
+@pytest.mark.parametrize("wants", [("start",), ("end",), ("start", "end")])
+def test_lerp_with_a_bool_weight_refuses_starts_gradient_only(wants):
+    """torch's `1 - weight` for start's gradient subtracts two bool tensors: refused when that gradient is wanted."""
+    def fn(lib):
+        a, b = (lib.tensor([1.0, -2.0, 3.0], requires_grad=name in wants) for name in ("start", "end"))
+        lib.lerp(a, b, lib.tensor(True)).sum().backward()
+        return b.grad
+    if "start" in wants:
+        check_error(fn)
+    else:
+        check(fn)

@@ -102,6 +102,33 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, inplace=True)
 
 
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace and negative_slope < 0:
+        return _inplace(_leaky_relu_refusing_backward, elementwise=False)(input, negative_slope)
+    return _maybe_in_place("leaky_relu", input, inplace, negative_slope, in_place_name="leaky_relu_result")
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def _leaky_relu_refusing_backward(self, negative_slope):
+    """torch's in-place leaky_relu with a negative slope: the forward works, its backward raises (the result
+    alone no longer tells which side of 0 the input was)."""
+    with no_grad():
+        out = apply("leaky_relu", self, negative_slope)
+    record("LeakyReluBackward1", _raise_negative_slope, [self], [out], saved={"negative_slope": negative_slope})
+    return out
+
+
+def _raise_negative_slope(node, g):
+    raise RuntimeError(
+        "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+        "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+        "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+        "in-place leakRelu backward calculation with negative slope")
+
+
 def logsigmoid(input):
     return apply("logsigmoid", input)
 
@@ -182,5 +209,5 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 __all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6",
-           "elu", "elu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
+           "elu", "elu_", "leaky_relu", "leaky_relu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
            "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_"]

@@ -224,6 +224,13 @@ _e("hardswish", "a", "a * minimum(maximum(a + 3, 0), 6) / 6",
 _e("hardtanh", "a lo hi", "minimum(maximum(a, lo), hi)", {"a": "where((a <= lo) | (a >= hi), 0, g)"},
    "HardtanhBackward0", saved_names={"lo": "min_val", "hi": "max_val"}, scalar_only=("lo", "hi"),
    refuses={"bool": (RuntimeError, "Bool inputs not supported for hardtanh")}, options=("lo", "hi"), internal=True)
+# leaky_relu: the slope below 0 and at 0 (torch's `a > 0`); the in-place form's node reads the result
+_e("leaky_relu", "a slope", "where(a > 0, a, a * slope)", {"a": "where(a > 0, g, g * slope)"}, "LeakyReluBackward0",
+   saved_names={"slope": "negative_slope"}, scalar_only=("slope",), options=("slope",),
+   refuses=_no_integers("leaky_relu_cpu"), internal=True)
+_e("leaky_relu_result", "a slope", "where(a > 0, a, a * slope)", {"a": "where(out > 0, g, g * slope)"},
+   "LeakyReluBackward1", saved_names={"slope": "negative_slope"}, scalar_only=("slope",), options=("slope",),
+   refuses=_no_integers("leaky_relu_cpu"), internal=True)
 # elu, selu, celu: torch's elu(alpha, scale, input_scale); the in-place forms' nodes read the result instead
 # (the gradient at 0 is a constant branch: torch's second derivative there is 0)
 _e("elu", "a alpha", "where(a <= 0, expm1(a) * alpha, a)",

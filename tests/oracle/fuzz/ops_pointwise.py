@@ -12,11 +12,12 @@ _ACTIVATIONS = {
     "hardtanh": lambda d: {"min_val": d.choice((-1.0, -0.5, 0.0, -2)), "max_val": d.choice((1.0, 0.5, 2, 6.0))},
     "elu": lambda d: {"alpha": d.choice((1.0, 0.5, 2.0))},
     "celu": lambda d: {"alpha": d.choice((1.0, 0.5, 2.0))},
+    "leaky_relu": lambda d: {"negative_slope": d.choice((0.01, 0.2, 2.0, 0.0))},
     "softplus": lambda d: {"beta": d.choice((1.0, 2.0, 0.5)), "threshold": d.choice((20.0, 1.0, 0.5))},
     "softshrink": lambda d: {"lambd": d.choice((0.5, 0.25, 1.0, 0.0))},
     "hardshrink": lambda d: {"lambd": d.choice((0.5, 0.25, 1.0, 0.0))},
 }
-_IN_PLACE = ("silu", "mish", "hardsigmoid", "hardswish", "selu", "relu6", "hardtanh", "elu", "celu")
+_IN_PLACE = ("silu", "mish", "hardsigmoid", "hardswish", "selu", "relu6", "hardtanh", "elu", "celu", "leaky_relu")
 _TWO_TENSORS = ("logaddexp", "logaddexp2", "hypot")
 _BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
 

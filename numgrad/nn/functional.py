@@ -1,6 +1,8 @@
 """nn.functional: the functional form of every layer and loss (torch.nn.functional's names)."""
 import warnings
 
+from .._core import dtypes
+from .._core.grad_mode import is_grad_enabled
 from ..ops import functional as _core
 from ..ops import reduction as _reduction
 from ..ops.shape import flatten
@@ -32,7 +34,7 @@ from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, \
     adaptive_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices
 
-__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "linear", "embedding",
+__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin", "normalize", "dropout", "linear", "embedding",
            "batch_norm", "layer_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
@@ -90,3 +92,24 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _reduction.log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input over its p-norm along dim, the norm held at eps or above (torch's composite: NormBackward1,
+    ClampMinBackward0, ExpandBackward0, DivBackward0)."""
+    if out is None:
+        return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    # torch's out= path: torch.div(input, denom, out=out), which refuses autograd and casts into out's dtype
+    if is_grad_enabled() and (input.requires_grad or out.requires_grad):
+        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one "
+                           "of the arguments requires grad.")
+    result = input / input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    if not dtypes.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype.word} can't be cast to the desired output type {out.dtype.word}")
+    return out.copy_(result)

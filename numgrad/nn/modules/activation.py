@@ -1,4 +1,4 @@
-"""Activation layers: ReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax."""
+"""Activation layers: ReLU, GELU, Tanh, Sigmoid, Softmax, Softmin, Softmax2d, LogSoftmax."""
 from .. import functional as F
 from ..module import Module
 
@@ -47,6 +47,27 @@ class Softmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """softmax over the channels of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 class LogSoftmax(Module):

@@ -27,6 +27,7 @@ from ._loss import binary_cross_entropy, binary_cross_entropy_with_logits, cross
 from ._loss_extra import cosine_embedding_loss, ctc_loss, gaussian_nll_loss, huber_loss, kl_div, \
     margin_ranking_loss, multi_margin_loss, poisson_nll_loss, smooth_l1_loss, triplet_margin_loss
 from ._norm import batch_norm, layer_norm
+from ._rms_norm import rms_norm
 from ._pad import pad
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, \
     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d, \
@@ -35,7 +36,7 @@ from ._pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_in
     adaptive_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin", "normalize", "dropout", "linear", "embedding",
-           "batch_norm", "layer_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "batch_norm", "layer_norm", "rms_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",

@@ -11,7 +11,7 @@ from .loss_extra import CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss
 from .loss_margin import HingeEmbeddingLoss, MultiLabelMarginLoss, SoftMarginLoss
 from .pointwise_activation import CELU, ELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, \
     LogSigmoid, Mish, PReLU, ReLU6, RReLU, SELU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, LocalResponseNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
     ZeroPad1d, ZeroPad2d, ZeroPad3d

@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d (running statistics, train/eval), LayerNorm and LocalResponseNorm."""
+"""BatchNorm1d/2d/3d (running statistics, train/eval), LayerNorm, RMSNorm and LocalResponseNorm."""
 import numpy as np
 
 from ...kernels import dispatch
@@ -82,6 +82,10 @@ class BatchNorm2d(_BatchNorm):
     _expected_dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    _expected_dims = (5,)
+
+
 def affine_parameters(module, shape, affine, bias, dtype, device):
     """A norm's scale (and shift, with `bias`) of `shape`, or both registered as None without `affine`."""
     module.register_parameter("weight", empty_parameter(*shape, dtype=dtype, device=device) if affine else None)
@@ -113,6 +117,24 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        affine_parameters(self, shape, elementwise_affine, False, dtype, device)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        reset_affine(self, self.elementwise_affine)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class LocalResponseNorm(Module):

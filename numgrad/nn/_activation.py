@@ -1,5 +1,7 @@
 """The activations of nn.functional beyond relu/gelu: op-table entries, their in-place forms, and the composites
 (glu, prelu, rrelu) recorded under torch's node names."""
+import warnings
+
 from .._core import dtypes
 from .._core.grad_mode import no_grad
 from .._core.shapes import wrap_dim
@@ -200,6 +202,22 @@ def _rrelu_in_place(noise):
     return rrelu
 
 
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel(0, 1) noise) / tau); `hard`: its one-hot argmax, with the soft sample's gradient
+    (straight through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    with no_grad():
+        exponentials = creation.tensor(_generator().exponential(size=logits.shape), dtype=logits.dtype)
+    gumbels = (logits + -exponentials.log()) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 def _rrelu_backward(node, g):
     return (g * node.saved("noise"),)
 
@@ -210,4 +228,5 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 __all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6",
            "elu", "elu_", "leaky_relu", "leaky_relu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
-           "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_"]
+           "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_",
+           "gumbel_softmax"]

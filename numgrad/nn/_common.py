@@ -1,7 +1,9 @@
 """Small helpers shared by the nn ops: wrapping numpy results, reading which inputs want gradients."""
 
 from .._core import dtypes
+from .._core.grad_mode import no_grad
 from ..kernels import dispatch
+from ..node import record
 from ..tensor import Tensor
 
 
@@ -39,3 +41,16 @@ def refuse_dtype(kernel, input, accepted):
     """torch's NotImplementedError from a CPU kernel's dtype dispatch, when input's dtype is not `accepted`."""
     if not accepted(input._dtype):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input._dtype.word}'")
+
+
+def add_scalar(t, number):
+    """t + number as torch's C++ at::add(Tensor, Scalar) records it: AddBackward1, with no edge for the number
+    (Python's `t + 2` is AddBackward0)."""
+    with no_grad():
+        out = t + number
+    record("AddBackward1", _pass_through, [t], [out])
+    return out
+
+
+def _pass_through(node, g):
+    return (g,)

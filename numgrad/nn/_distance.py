@@ -11,12 +11,13 @@ from ..ops import creation
 from ..ops.creation import _scalar_text
 from ..ops.functional import where
 from ..ops.reduction import norm
+from ._common import add_scalar
 from ._common import new_tensor
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """at::pairwise_distance: the p-norm of x1 - x2 + eps over the last dim of the broadcast shape."""
-    return norm(x1 - x2 + eps, p, max(x1.dim(), x2.dim()) - 1, keepdim, _node="NormBackward1")
+    return norm(add_scalar(x1 - x2, eps), p, max(x1.dim(), x2.dim()) - 1, keepdim, _node="NormBackward1")
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

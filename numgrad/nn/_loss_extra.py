@@ -115,7 +115,10 @@ def _reduction_of(reduction, size_average, reduce):
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return "none" if not reduce else "mean" if size_average else "sum"
+    reduction = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  stacklevel=3)
+    return reduction
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

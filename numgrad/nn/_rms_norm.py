@@ -3,8 +3,7 @@ eps over the normalized dims, times the weight, cast back to the input's dtype."
 import numpy as np
 
 from .._core import dtypes
-from .._core.grad_mode import no_grad
-from ..node import record
+from ._common import add_scalar
 
 _UPCAST = {dtypes.float16, dtypes.bfloat16}
 
@@ -21,7 +20,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = float(np.finfo(opmath.np).eps)
     x = input.to(opmath)
     dims = [input.dim() - i - 1 for i in range(len(shape))]
-    result = x * _add_scalar(x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
+    result = x * add_scalar(x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     if weight is not None:
         result = result * weight
     return result.type_as(input)
@@ -41,14 +40,3 @@ def _check_shapes(input, shape, weight):
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
 
-
-def _add_scalar(t, number):
-    """t + number as torch's C++ at::add(Tensor, Scalar) records it (AddBackward1, no edge for the number)."""
-    with no_grad():
-        out = t + number
-    record("AddBackward1", _pass_through, [t], [out])
-    return out
-
-
-def _pass_through(node, g):
-    return (g,)

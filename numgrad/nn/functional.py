@@ -16,6 +16,7 @@ from ._bilinear import bilinear
 from ._distance import cosine_similarity, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._local_response_norm import local_response_norm
+from ._loss_composite import multilabel_soft_margin_loss, triplet_margin_with_distance_loss
 from ._loss_margin import hinge_embedding_loss, multilabel_margin_loss, soft_margin_loss
 from ._embedding_bag import embedding_bag
 from ._group_norm import group_norm, instance_norm
@@ -49,7 +50,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss",
            "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag", "alpha_dropout",
            "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "soft_margin_loss", "hinge_embedding_loss",
-           "multilabel_margin_loss", "cosine_similarity", "pairwise_distance", "pdist", "local_response_norm",
+           "multilabel_margin_loss", "multilabel_soft_margin_loss",
+           "triplet_margin_with_distance_loss", "cosine_similarity", "pairwise_distance", "pdist", "local_response_norm",
            "bilinear", "channel_shuffle", "native_channel_shuffle", *_activations]
 
 

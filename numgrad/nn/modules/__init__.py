@@ -5,10 +5,11 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Bilinear, Embedding, Flatten, Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, NLLLoss2d
 from .loss_extra import CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, KLDivLoss, MarginRankingLoss, \
     MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, TripletMarginLoss
-from .loss_margin import HingeEmbeddingLoss, MultiLabelMarginLoss, SoftMarginLoss
+from .loss_margin import HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, SoftMarginLoss, \
+    TripletMarginWithDistanceLoss
 from .pointwise_activation import CELU, ELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, \
     LogSigmoid, Mish, PReLU, ReLU6, RReLU, SELU, SiLU, Softplus, Softshrink, Softsign, Tanhshrink, Threshold
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, LocalResponseNorm, RMSNorm

@@ -1,13 +1,14 @@
 """nn.functional's distance, normalisation, shuffle and activation ops for the nn family of the fuzz (threshold,
-cosine_similarity, pairwise_distance, pdist, local_response_norm, channel_shuffle, bilinear, and the dropouts in their
-deterministic cases: eval, p=0, p=1), on the program's variables, with arguments that mostly fit."""
+cosine_similarity, pairwise_distance, pdist, local_response_norm, channel_shuffle, bilinear, normalize, softmin,
+rms_norm, and the dropouts in their deterministic cases: eval, p=0, p=1), on the program's variables, with arguments
+that mostly fit."""
 from .ops import var
 from .ops_index import _seed_rng
 from .ops_loss import _target
 from .program import Lit, Step
 
 FUNCTIONAL = ("threshold", "cosine_similarity", "pairwise_distance", "pdist", "local_response_norm",
-              "channel_shuffle", "bilinear", "dropout")
+              "channel_shuffle", "bilinear", "dropout", "normalize", "softmin", "rms_norm")
 DROPOUTS = ("alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d")
 
 
@@ -58,6 +59,28 @@ def _bilinear(d, env):
     return _fn("bilinear", (x, other, weight, bias))
 
 
+def _dim_op(d, env, name):
+    x = var(d, env, _floating())
+    if x is None:
+        return None
+    nd = env[x.i].dim()
+    dim = d.integer(-nd, nd - 1) if nd else 0
+    if name == "softmin":
+        return _fn(name, (x, dim))
+    return _fn(name, (x,), {"p": d.choice((2.0, 1, 3.0, 0.5, float("inf"))), "dim": dim, "eps": d.choice((1e-12, 0.5))})
+
+
+def _rms_norm(d, env):
+    x = var(d, env, _floating(lambda t: t.dim() >= 1))
+    if x is None:
+        return None
+    t = env[x.i]
+    shape = tuple(t.shape[t.dim() - d.integer(1, min(t.dim(), 2)):])
+    dtype = str(t.dtype).rsplit(".", 1)[-1]
+    weight = Lit(_seed_rng(d).standard_normal(shape).astype(dtype)) if d.chance(0.5) else None
+    return _fn("rms_norm", (x, shape, weight, d.choice((None, 1e-5, 0.5))))
+
+
 def _dropout(d, env):
     x = var(d, env, _floating())
     if x is None:
@@ -84,5 +107,9 @@ def functional_op(d, env):
         return _channel_op(d, env, name)
     if name == "bilinear":
         return _bilinear(d, env)
+    if name in ("normalize", "softmin"):
+        return _dim_op(d, env, name)
+    if name == "rms_norm":
+        return _rms_norm(d, env)
     return _dropout(d, env)
 

@@ -227,6 +227,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 __all__ = ["silu", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "threshold", "threshold_", "relu6",
-           "elu", "elu_", "leaky_relu", "leaky_relu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus", "softsign", "tanhshrink",
+           "elu", "elu_", "leaky_relu", "leaky_relu_", "selu", "selu_", "celu", "celu_", "logsigmoid", "softplus",
+           "softsign", "tanhshrink",
            "softshrink", "hardshrink", "glu", "prelu", "rrelu", "rrelu_",
            "gumbel_softmax"]

@@ -36,8 +36,8 @@ from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, \
     adaptive_max_pool3d_with_indices, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices
 
-__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin", "normalize", "dropout", "linear", "embedding",
-           "batch_norm", "layer_norm", "rms_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin", "normalize", "dropout", "linear",
+           "embedding", "batch_norm", "layer_norm", "rms_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "max_pool2d", "flatten", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu_", "identity", "pad",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -51,7 +51,8 @@ __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "softmin
            "scaled_dot_product_attention", "group_norm", "instance_norm", "embedding_bag", "alpha_dropout",
            "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "soft_margin_loss", "hinge_embedding_loss",
            "multilabel_margin_loss", "multilabel_soft_margin_loss",
-           "triplet_margin_with_distance_loss", "cosine_similarity", "pairwise_distance", "pdist", "local_response_norm",
+           "triplet_margin_with_distance_loss", "cosine_similarity", "pairwise_distance", "pdist",
+           "local_response_norm",
            "bilinear", "channel_shuffle", "native_channel_shuffle", *_activations]
 
 

@@ -23,6 +23,7 @@ from .upsampling import ChannelShuffle, Fold, PixelShuffle, PixelUnshuffle, Unfo
     UpsamplingNearest2d
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .flatten import Unflatten
 from .instancenorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase

@@ -2,7 +2,6 @@
 dtypes, out=, the implicit-dim warning and torch's errors."""
 import numpy as np
 import pytest
-import torch
 
 import numgrad
 from numgrad import testing as ngt
@@ -63,8 +62,8 @@ def test_softmin(dim):
 
 
 def test_softmin_implicit_dim_warns_as_torch():
-    same(lambda L: (L.nn.functional.softmin(L.tensor(rand(2, 3))), L.nn.Softmin()(L.tensor(rand(3))), repr(L.nn.Softmin())),
-         rtol=1e-5, atol=1e-6)
+    same(lambda L: (L.nn.functional.softmin(L.tensor(rand(2, 3))), L.nn.Softmin()(L.tensor(rand(3))),
+                    repr(L.nn.Softmin())), rtol=1e-5, atol=1e-6)
 
 
 def test_softmin_gradcheck_float64():

@@ -30,7 +30,8 @@ def test_multilabel_soft_margin_loss_legacy_args_errors_1d():
     def fn(L):
         F = L.nn.functional
         x, t = L.tensor(rand(2, 3)), L.tensor(np.array([[1, 0, 1], [0, 1, 1]], np.float32))
-        return (F.multilabel_soft_margin_loss(x, t, size_average=False), F.multilabel_soft_margin_loss(x, t, reduce=False),
+        return (F.multilabel_soft_margin_loss(x, t, size_average=False),
+                F.multilabel_soft_margin_loss(x, t, reduce=False),
                 F.multilabel_soft_margin_loss(x[0], t[0]), raises(F.multilabel_soft_margin_loss, x, t, reduction="avg"))
     same(fn, rtol=1e-5, atol=1e-6)
 

@@ -208,7 +208,8 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     with no_grad():
-        exponentials = creation.tensor(_generator().exponential(size=logits.shape), dtype=logits.dtype)
+        exponentials = creation.tensor(_generator().exponential(size=logits.shape), dtype=logits.dtype,
+                                       device=logits.device)
     gumbels = (logits + -exponentials.log()) / tau
     y_soft = gumbels.softmax(dim)
     if not hard:

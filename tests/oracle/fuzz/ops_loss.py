@@ -1,5 +1,5 @@
-"""The loss fuzz family: nn.functional's elementwise and margin losses (soft margin, hinge embedding and multilabel
-margin too) on a floating variable, a target of its shape (another variable, a fresh tensor, now and then a broadcast
+"""The loss fuzz family: nn.functional's elementwise and margin losses (soft margin, hinge embedding, multilabel
+margin, multilabel soft margin and triplet margin with distance too) on a floating variable, a target of its shape (another variable, a fresh tensor, now and then a broadcast
 or a wrong dtype), every reduction and option."""
 import numpy as np
 
@@ -77,6 +77,21 @@ def _sign_losses(d, env, x, reduction):
     return Step("fn", "nn.functional.hinge_embedding_loss", (x, target), kw)
 
 
+def _composite_margin(d, env, x, reduction):
+    """multilabel_soft_margin_loss (0/1 labels, now and then any values, a weight per class now and then) or
+    triplet_margin_with_distance_loss (its default distance, swap and margin)."""
+    t = env[x.i]
+    if d.chance(0.5) and t.dim() >= 1:
+        rng = _seed_rng(d)
+        labels = Lit((rng.random(tuple(t.shape)) < 0.5).astype(_float_name(t)))
+        target = labels if d.chance(0.8) else _target(d, env, x)
+        weight = Lit(rng.random(t.shape[-1:]).astype(_float_name(t))) if d.chance(0.3) else None
+        return Step("fn", "nn.functional.multilabel_soft_margin_loss", (x, target, weight), {"reduction": reduction})
+    kw = {"margin": d.choice((1.0, 0.5, 2.0)), "swap": d.chance(0.3), "reduction": reduction}
+    return Step("fn", "nn.functional.triplet_margin_with_distance_loss", (x, _target(d, env, x), _target(d, env, x)),
+                kw)
+
+
 def _margin(d, env, x):
     """margin_ranking (a 1-d pair with signs), multi_margin or multilabel_margin (rows of class scores),
     soft_margin or hinge_embedding (signs)."""
@@ -85,6 +100,8 @@ def _margin(d, env, x):
     reduction = d.choice(REDUCTIONS)
     if d.chance(0.3):
         return _sign_losses(d, env, x, reduction)
+    if d.chance(0.15):
+        return _composite_margin(d, env, x, reduction)
     # (not with no rows: torch's reduced loss of an empty batch reads uninitialised memory)
     if len(shape) <= 2 and all(shape) and d.chance(0.25):
         return _multilabel(d, env, x, reduction)

@@ -6,7 +6,7 @@ import torch
 
 import numgrad
 from numgrad import testing as ngt
-from helpers.autograd_compare import leaf, raises, same
+from helpers.autograd_compare import bug, leaf, raises, same
 
 SPECIAL = [-3.0, -1.0, -0.0, 0.0, 0.5, 2.0, float("nan"), float("inf"), float("-inf")]
 
@@ -74,3 +74,15 @@ def test_gradcheck_float64():
     x = numgrad.tensor(np.array([-1.5, -0.2, 0.3, 2.0]), requires_grad=True)
     assert ngt.gradcheck(lambda t: numgrad.nn.functional.leaky_relu(t, 0.2), (x,))
     assert ngt.gradgradcheck(lambda t: numgrad.nn.functional.leaky_relu(t, 0.2), (x,))
+
+
+@pytest.mark.parametrize("dtype", [pytest.param(dt, marks=bug("the slope is rounded to the half type before the product; "
+                                                              "torch's kernel multiplies by it in float "
+                                                              "(ops/elementwise.py's OPMATH_SCALAR, as elu's alpha)"))
+                                   for dt in ("float16", "bfloat16")])
+def test_half_types_multiply_by_the_float_slope(dtype):
+    x = np.random.default_rng(0).standard_normal(500).astype(np.float32) * 10
+
+    def fn(L):
+        return L.nn.functional.leaky_relu(L.tensor(x).to(getattr(L, dtype)), 0.3).float()
+    same(fn, rtol=0, atol=0)

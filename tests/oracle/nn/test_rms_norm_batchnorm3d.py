@@ -88,3 +88,17 @@ def test_batchnorm3d(train):
         return (y, x.grad, m.weight.grad, m.running_mean, m.running_var, m.num_batches_tracked, repr(m),
                 list(m.state_dict()), raises(m, L.tensor(rand(2, 3, 4, 4))), repr(L.nn.BatchNorm3d(2, affine=False)))
     same(fn, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("x_dtype,w_dtype", [("float32", "float64"), ("float64", "float32"), ("float16", "float32"),
+                                             ("float32", "float16"), ("bfloat16", "float64")])
+def test_rms_norm_weight_of_another_dtype(x_dtype, w_dtype):
+    def fn(L):
+        x = L.tensor(rand(3, 4)).to(getattr(L, x_dtype)).requires_grad_()
+        w = L.tensor(rand(4, seed=1)).to(getattr(L, w_dtype)).requires_grad_()
+        y = L.nn.functional.rms_norm(x, [4], w)
+        y.sum().backward()
+        return str(y.dtype).rsplit(".")[-1], y.double(), x.grad.double(), w.grad.double(), tree(y.grad_fn)
+    # (torch's "Mismatch dtype between input and weight" warning is a C++ warn-once: whether it shows depends on
+    # what ran before in the process, so warnings are not compared here)
+    same(fn, rtol=1e-6, atol=1e-6, check_warnings=False)

@@ -1,11 +1,14 @@
 """rms_norm as torch's composite: the input (upcast from float16/bfloat16) times the rsqrt of its mean square plus
 eps over the normalized dims, times the weight, cast back to the input's dtype."""
+import warnings
+
 import numpy as np
 
 from .._core import dtypes
 from ._common import add_scalar
 
 _UPCAST = {dtypes.float16, dtypes.bfloat16}
+_MISMATCH_WARNED = []  # torch's warning is a C++ warn-once: once per process
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -15,6 +18,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_shapes(input, shape, weight)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"rms_norm" not implemented for \'{input.dtype.word}\'')
+    if weight is not None and weight.dtype != input.dtype and not _MISMATCH_WARNED:
+        _MISMATCH_WARNED.append(True)
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {input.dtype.c_name}, weight dtype = "
+                      f"{weight.dtype.c_name}, Cannot dispatch to fused implementation.", stacklevel=2)
     opmath = dtypes.float32 if input.dtype in _UPCAST else input.dtype
     if eps is None:  # the epsilon of the type computed in
         eps = float(np.finfo(opmath.np).eps)

@@ -1,5 +1,9 @@
 """F.rms_norm / nn.RMSNorm (torch's composite: nodes, eps defaults per dtype, upcasting) and nn.BatchNorm3d against
 torch: values, gradients, dtypes, state_dicts, reprs and errors."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -102,3 +106,23 @@ def test_rms_norm_weight_of_another_dtype(x_dtype, w_dtype):
     # (torch's "Mismatch dtype between input and weight" warning is a C++ warn-once: whether it shows depends on
     # what ran before in the process, so warnings are not compared here)
     same(fn, rtol=1e-6, atol=1e-6, check_warnings=False)
+
+
+_WARN_ONCE = """
+import sys, warnings
+L = __import__(sys.argv[1])
+x = L.ones(2, 4)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    L.nn.functional.rms_norm(x, [4], L.ones(4))
+    L.nn.functional.rms_norm(x.half(), [4], L.ones(4))
+    L.nn.functional.rms_norm(x, [4], L.ones(4, dtype=L.float64))
+print([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in caught])
+"""
+
+
+def test_rms_norm_dtype_mismatch_warns_once_per_process():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    outputs = [subprocess.run([sys.executable, "-c", _WARN_ONCE, lib], capture_output=True, text=True, env=env,
+                              check=True).stdout for lib in ("torch", "numgrad")]
+    assert outputs[0] == outputs[1] and "c10::Half" in outputs[0]

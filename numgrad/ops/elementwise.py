@@ -172,8 +172,11 @@ def _compute_widened(entry, args, compute, out_dtype, shape, strides):
 
 
 # the operand torch's kernels for half types read at its own value when it is a CPU scalar (binary_op_scalar's
-# original_scalar_value): mul's and div's second (every rounding mode), lerp's Number weight
-OPMATH_SCALAR = {"mul": "b", "div": "b", "floor_divide": "b", "lerp": "w"}
+# original_scalar_value, and the activations' float parameters): mul's and div's second (every rounding mode),
+# lerp's Number weight, leaky_relu's slope, elu's and celu's alpha
+OPMATH_SCALAR = {"mul": "b", "div": "b", "floor_divide": "b", "lerp": "w", "leaky_relu": "slope",
+                 "leaky_relu_result": "slope", "elu": "alpha", "elu_result": "alpha", "celu": "alpha",
+                 "celu_result": "alpha"}
 
 
 def _in_float(a, wide):

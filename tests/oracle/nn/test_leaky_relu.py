@@ -76,14 +76,21 @@ def test_gradcheck_float64():
     assert ngt.gradgradcheck(lambda t: numgrad.nn.functional.leaky_relu(t, 0.2), (x,))
 
 
-_SLOPE_ROUNDED = bug("the slope is rounded to the half type before the product; torch's kernel multiplies by it in "
-                     "float (ops/elementwise.py's OPMATH_SCALAR lacks it, as elu's alpha)")
-
-
-@pytest.mark.parametrize("dtype", [pytest.param(dt, marks=_SLOPE_ROUNDED) for dt in ("float16", "bfloat16")])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_types_multiply_by_the_float_slope(dtype):
     x = np.random.default_rng(0).standard_normal(500).astype(np.float32) * 10
 
     def fn(L):
         return L.nn.functional.leaky_relu(L.tensor(x).to(getattr(L, dtype)), 0.3).float()
     same(fn, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fn, kwargs", [("elu", {"alpha": 0.3}), ("celu", {"alpha": 0.7}), ("elu", {}),
+                                        ("leaky_relu", {"negative_slope": 0.37})])
+def test_half_activations_read_their_parameter_in_float(dtype, fn, kwargs):
+    """torch's half kernels multiply by elu's and celu's alpha (and leaky_relu's slope) in float: every bit equal."""
+    x = np.random.default_rng(1).standard_normal(500).astype(np.float32) * 3
+    ours = getattr(numgrad.nn.functional, fn)(numgrad.tensor(x).to(getattr(numgrad, dtype)), **kwargs)
+    theirs = getattr(torch.nn.functional, fn)(torch.tensor(x).to(getattr(torch, dtype)), **kwargs)
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -271,6 +271,13 @@ def compute_small(entry, args, np_dtype, out_dtype, shape, n):
                                           KERNEL_DTYPE[np_dtype])[0].reshape(shape)
 
 
+def fuses(n):
+    """Whether work of `n` elements goes through fusion (pending expressions, fused regions): more than SMALL_MAX,
+    or any non-empty size while numgrad.compile traces (a replay then runs a fused region's one kernel where
+    eager runs the small path's several calls)."""
+    return n > SMALL_MAX or (tape.active and n > 0)
+
+
 def is_small_and_computed(t):
     """Whether tensor `t` holds at most SMALL_MAX values, computed, in host memory, outside a trace: a
     reduction of it runs its own kernel at once (a fused region's planning costs more than it saves)."""

@@ -232,7 +232,7 @@ def _check_differentiable_edge(node, i, g):
 def _fused_region(node, grad_list, deps, needed, targets):
     """The elementwise region to run with `node` in one kernel (fused_backward.region), or None."""
     if grad_list[0] is None or len(grad_list) != 1 or node.__class__.__base__ is not ElementwiseBackward or \
-            math.prod(node.out_shape) <= lazy.SMALL_MAX:  # (region's own first test, before its others)
+            not lazy.fuses(math.prod(node.out_shape)):  # (region's own first test, before its others)
         return None
     return fused_backward.region(node, deps, needed, targets or ())
 

@@ -284,7 +284,7 @@ class ElementwiseBackward(Node):
     def _kernel_mode(self, g, values):
         plan = self.plan
         pending = self._pending_targets(g) if plan.exprs and STATE.fusion and \
-            math.prod(self.out_shape) > lazy.SMALL_MAX else None  # (a small gradient computes at once)
+            lazy.fuses(math.prod(self.out_shape)) else None  # (a small gradient computes at once)
         if pending:
             return self._partly_pending(g, values, pending)
         return self._kernel_results(plan, g, values)

@@ -107,3 +107,21 @@ def test_numgrad_small_max_is_read_and_checked(value, ok):
         assert out.returncode == 0 and out.stdout.strip() == value, out.stderr
     else:
         assert out.returncode != 0 and "ValueError: NUMGRAD_SMALL_MAX must be a whole number" in out.stderr
+
+
+def test_a_compiled_step_fuses_small_work_as_before(monkeypatch):
+    """While numgrad.compile traces, small work fuses (lazy.fuses): the tiny chain's backward is one region."""
+    regions = []
+    real = fused_backward.run
+    monkeypatch.setattr(fused_backward, "run", lambda region, *a: regions.append(len(region)) or real(region, *a))
+    x = numgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    @numgrad.compile
+    def step(x):
+        y = x * x
+        s = ((y + 1) * y).sum()
+        s.backward()
+        return s
+    x.grad = None
+    step(x)  # the trace
+    assert regions == [3] and x.grad.tolist() == [6.0, 36.0, 114.0]

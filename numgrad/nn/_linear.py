@@ -66,7 +66,7 @@ def _plus_bias(product, bias, dtype, device):
     """The product plus the bias, as torch's addmm adds them. On the host, with fusion on, the sum is left
     pending: the elementwise op that reads it next (a ReLU) adds in its own kernel, and the sum never goes
     to memory (the MLP step's two hidden layers: one pass over a (256, 512) array fewer each)."""
-    if STATE.fusion and dispatch.is_host(product) and lazy.fuses(product.size):
+    if STATE.fusion and dispatch.is_host(product) and product.size > lazy.SMALL_MAX:
         out = lazy.defer(Tensor, _ADD, (Tensor._make(product, dtype), bias), dtype, dtype, product.shape, device)
         if out is not None:
             return out

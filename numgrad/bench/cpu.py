@@ -3,7 +3,6 @@ and unfused) and numgrad.compile on the same workloads, and with --peers / --jax
 the small ones, each variant timed in its own process; checks every variant's loss, gradients and updated
 parameters against torch eager's; prints a table and writes JSON and PNG."""
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -163,7 +162,7 @@ def peer_variants(peers=False, jax=False):
     wanted = (["mygrad", "autograd"] if peers else []) + (["jax.jit"] if jax else [])
     found, notes = [], []
     for v in wanted:
-        if importlib.util.find_spec(bench_peers.PEERS[v]) is None:
+        if not bench_peers.installed(v):
             notes.append(f"{PEER_NAMES[v]} is not installed: its column is left out (pip install 'numgrad[peers]')")
         else:
             found.append(v)

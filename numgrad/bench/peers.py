@@ -3,6 +3,7 @@
 step). Each peer runs in a process of its own (bench/_worker.py) on the same NumPy inputs as torch's, and does
 only the workloads it can express (SUPPORTED); the others show "-" in its column."""
 import importlib
+import importlib.util
 
 import numpy as np
 
@@ -13,6 +14,13 @@ PEERS = {"mygrad": "mygrad", "autograd": "autograd", "jax.jit": "jax"}  # varian
 CHAINS = ("chain 3 (tiny)", "chain 10^4", "chain 10M")
 SMALL_MLP = "small MLP step SGD"
 SUPPORTED = {peer: (*CHAINS, SMALL_MLP) for peer in PEERS}
+
+
+def installed(peer):
+    """Whether `peer`'s module is installed: a real package, not a namespace package a folder of the same name
+    makes on sys.path (the tests' `autograd/` folder while pytest runs)."""
+    spec = importlib.util.find_spec(PEERS[peer])
+    return spec is not None and spec.origin is not None
 
 
 def build(peer, wl, name, rng):

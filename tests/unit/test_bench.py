@@ -105,8 +105,8 @@ def test_a_missing_peer_is_left_out_with_a_note(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mygrad" else real(name, *a))
     found, notes = cpu.peer_variants(peers=True)
-    assert "mygrad" not in found and len(notes) == 1 and "MyGrad is not installed" in notes[0]
-    assert "numgrad[peers]" in notes[0]
+    assert "mygrad" not in found and any("MyGrad is not installed" in note for note in notes)
+    assert len(found) + len(notes) == 2 and all("numgrad[peers]" in note for note in notes)  # (HIPS autograd: either)
     assert cpu.peer_variants() == ([], [])  # none unless asked for (--peers, --jax)
 
 
@@ -131,7 +131,7 @@ def test_the_peers_are_an_optional_extra_outside_the_tests():
 def test_a_peer_worker_times_its_workloads_and_matches_torch(tmp_path):
     """Where a peer is installed (not in CI): its worker runs the small MLP step on torch's inputs."""
     from numgrad.bench import peers
-    peer = next((p for p in ("mygrad", "autograd") if importlib.util.find_spec(peers.PEERS[p])), None)
+    peer = next((p for p in ("mygrad", "autograd") if peers.installed(p)), None)
     if peer is None:
         pytest.skip("no peer installed (pip install 'numgrad[peers]')")
     workers = cpu.Workers(["torch", peer], str(tmp_path))

@@ -271,18 +271,23 @@ def compute_small(entry, args, np_dtype, out_dtype, shape, n):
                                           KERNEL_DTYPE[np_dtype])[0].reshape(shape)
 
 
+def computes_at_once(n):
+    """Whether work of `n` elements takes the small-tensor path: at most SMALL_MAX, outside a numgrad.compile
+    trace (a replay then runs a fused region's one kernel where eager runs the small path's several calls)."""
+    return n <= SMALL_MAX and not tape.active
+
+
 def fuses(n):
-    """Whether work of `n` elements goes through fusion (pending expressions, fused regions): more than SMALL_MAX,
-    or any non-empty size while numgrad.compile traces (a replay then runs a fused region's one kernel where
-    eager runs the small path's several calls)."""
-    return n > SMALL_MAX or (tape.active and n > 0)
+    """Whether work of `n` elements goes through fusion (pending expressions, fused regions): any non-empty size
+    the small-tensor path does not take."""
+    return n > 0 and not computes_at_once(n)
 
 
 def is_small_and_computed(t):
-    """Whether tensor `t` holds at most SMALL_MAX values, computed, in host memory, outside a trace: a
-    reduction of it runs its own kernel at once (a fused region's planning costs more than it saves)."""
+    """Whether tensor `t` holds its values in host memory and the small-tensor path takes its size: a reduction
+    of it runs its own kernel at once (a fused region's planning costs more than it saves)."""
     arr = t._arr
-    return arr.__class__ is np.ndarray and arr.size <= SMALL_MAX and not tape.active
+    return arr.__class__ is np.ndarray and computes_at_once(arr.size)
 
 
 def _compute_arrays(entry, values, np_dtype, out_dtype, shape, strides, flat_out=None):

@@ -463,7 +463,7 @@ def add_into(acc, g):
         flat = acc._data.reshape(-1)
         n = flat.size
         other = dispatch.contiguous(g._data).reshape(-1)
-        run = dispatch.run_small_elementwise if n <= lazy.SMALL_MAX and not tape.active and \
+        run = dispatch.run_small_elementwise if lazy.computes_at_once(n) and \
             flat.__class__ is np.ndarray and other.__class__ is np.ndarray else dispatch.run_elementwise
         run("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype), outs=[flat])
         acc._vc[0] += 1

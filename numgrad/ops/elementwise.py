@@ -133,7 +133,7 @@ def apply(name, *args):
     strides = lazy.result_layout(entry, args, tensors, shape)\
         if len(shape) > 1 and n and device is CPU and not entry.c_order else None
     result = None
-    if n <= lazy.SMALL_MAX and strides is None and device is CPU and not tape.active and not compute.is_narrow:
+    if lazy.computes_at_once(n) and strides is None and device is CPU and not compute.is_narrow:
         values = lazy.compute_small(entry, args, compute.np, out_dtype, shape, n)
         if values is not None:
             result = TensorBase._make(values, out_dtype)
@@ -333,8 +333,8 @@ class ElementwiseBackward(Node):
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
             arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
-            flats = _small_kernel_flats(plan, arrays, shape, n, np_dtype) if n <= lazy.SMALL_MAX and\
-                not tape.active else tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
+            flats = _small_kernel_flats(plan, arrays, shape, n, np_dtype) if lazy.computes_at_once(n) else \
+                tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
             for nm, flat in zip(plan.expr_targets, flats):  # (a half type's gradients rounded once, as torch's)
                 flat = flat if compute.kernel is compute else dispatch.numpy_op(_stored_as, flat, compute.np)
                 results[nm] = TensorBase._make(flat.reshape(shape), compute)

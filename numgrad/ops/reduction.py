@@ -133,7 +133,7 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
         values = dispatch.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     elif out_dtype.is_floating_point and t._dtype.is_floating_point and axes:  # float32 sums accumulate in double
         data = t._data
-        values = (dispatch.small_float_sum if data.size <= lazy.SMALL_MAX and data.__class__ is np.ndarray else
+        values = (dispatch.small_float_sum if data.__class__ is np.ndarray and lazy.computes_at_once(data.size) else
                   dispatch.float_sum)(REDUCTIONS["sum"], data, axes, out_dtype.np, _kept_shape(shape, axes, keepdim))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64

@@ -5,14 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from numgrad.kernels.cpu import optim as cpu_optim
-from numgrad.kernels.dispatch import optim
-
-
-def _arrays(n, k, dtype):
-    rng = np.random.default_rng(0)
-    p, g, *state = (rng.standard_normal(n).astype(dtype) for _ in range(k))
-    return [p, g] + [np.abs(s) for s in state]
+from helpers.optim_kernels import check_split_ranges
 
 
 CASES = {
@@ -32,14 +25,4 @@ CASES = {
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_split_ranges_match_one_range(name, dtype):
-    k = optim.N_ARRAYS[name]
-    kernel = cpu_optim.kernel(optim.BODIES[name], name, np.dtype(dtype).name)
-    n = 1037
-    for scalars in CASES[name]:
-        whole, split = _arrays(n, k, dtype), _arrays(n, k, dtype)
-        kernel(0, n, *whole, *scalars)
-        for start, stop in ((0, 1), (1, 400), (400, 401), (401, n)):
-            kernel(start, stop, *split, *scalars)
-        for a, b in zip(whole, split):
-            np.testing.assert_array_equal(a, b)
-        assert not np.array_equal(whole[0], _arrays(n, k, dtype)[0])  # the parameter was updated
+    check_split_ranges(name, dtype, CASES[name])

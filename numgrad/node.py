@@ -262,8 +262,10 @@ def check_saved_versions(node):
     """torch's backward unpacks every saved tensor before computing: the saved inputs in alphabetical order
     of their names, then the saved outputs (its generated code sorts them so), and the first one an in-place
     op modified raises."""
-    stale = [(v.is_output, key, v) for key, v in node._saved.items()
-             if v.__class__ is SavedTensor and v.vc[0] != v.version]
+    stale = None
+    for key, v in node._saved.items():  # (a loop: a list only when something is stale, which is rare)
+        if v.__class__ is SavedTensor and v.vc[0] != v.version:
+            stale = (stale or []) + [(v.is_output, key, v)]
     if stale:
         min(stale, key=lambda s: s[:2])[2].unpack(node)
 
@@ -458,11 +460,12 @@ def _copy_in_layout(grad, variable):
 
 def add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
-    if acc._data.flags.c_contiguous and g._data.shape == acc._data.shape and g._dtype is acc._dtype and \
+    arr, other = acc._data, g._data
+    if arr.flags.c_contiguous and other.shape == arr.shape and g._dtype is acc._dtype and \
             not acc._dtype.is_narrow:  # (a half type adds through its own rounding: add_)
-        flat = acc._data.reshape(-1)
+        flat = arr.reshape(-1)
         n = flat.size
-        other = dispatch.contiguous(g._data).reshape(-1)
+        other = dispatch.contiguous(other).reshape(-1)
         run = dispatch.run_small_elementwise if lazy.computes_at_once(n) and \
             flat.__class__ is np.ndarray and other.__class__ is np.ndarray else dispatch.run_elementwise
         run("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype), outs=[flat])

@@ -1,7 +1,6 @@
 """The backward engine: schedules the graph's nodes in dependency order (iteratively: a 100 000-node chain
 works), passing each its summed incoming gradients (grad_buffers.py) or running an elementwise region at once
 (fused_backward.py)."""
-import math
 
 import numpy as np
 
@@ -27,9 +26,15 @@ def _root_grads(outputs, grad_outputs):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
-            if out._data.size != 1:
+            arr = out._data
+            if arr.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = TensorBase._make(dispatch.full(out._shape, 1, out._dtype.np, out._data), out._dtype)
+            if arr.__class__ is np.ndarray and not tape.active:  # (np.full takes four times as long)
+                ones = np.empty(arr.shape, arr.dtype)
+                ones.fill(1)
+            else:
+                ones = dispatch.full(out._shape, 1, out._dtype.np, arr)
+            g = TensorBase._make(ones, out._dtype)
         elif not isinstance(g, TensorBase):
             g = tensor(g, dtype=out.dtype)
         elif g.shape != out.shape:
@@ -112,10 +117,12 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     targets = {node for node, _ in capture} if capture is not None else None
     deps, needed = _graph(roots, targets, stop)
     ready = ReadyQueue()
+    heap = ready.heap
     for n in roots:
         if deps.get(n, 0) == 0:
             ready.push(n)
     fuse = STATE.fusion and not create_graph and not ANOMALY.enabled  # anomaly mode checks node by node
+    small_max = -1 if tape.active else lazy.SMALL_MAX  # (lazy.fuses, for the loop: no small region fuses)
     captured = {}
 
     precomputed = {}  # members of a fused region already run -> their results, sent when they pop
@@ -126,16 +133,21 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         counts, so members become ready, and run, in the order torch would run them."""
         if len(results) > 1:
             disown_repeated(results)
+        meta = node.__dict__.get("input_meta")  # (see _check_differentiable_edge)
         for i, ((child, nr), g) in enumerate(zip(node.next_functions, results)):
             if child is None or (needed is not None and child not in needed):
                 continue
             if g is not None:
-                _check_differentiable_edge(node, i, g)
+                if meta is not None or not g._dtype.is_floating_point:
+                    _check_differentiable_edge(node, i, g)
                 buffers.add(child, nr, g)
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
-                ready.push(child)
+                if heap:
+                    ready.push(child)
+                else:  # (the usual chain: the only ready node, nothing to order)
+                    heap.append(child)
 
     prev, STATE.grad_enabled = STATE.grad_enabled, create_graph  # inside backward, grad mode is create_graph
     prev_riders, STATE.riders = STATE.riders, [] if fuse else None
@@ -143,9 +155,9 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     if outermost:
         STATE.backward_callbacks = []
     try:
-        while ready:
+        while heap:
             node = ready.pop()
-            done = precomputed.pop(node, None)
+            done = precomputed.pop(node, None) if precomputed else None
             if done is not None:
                 if not retain_graph:
                     node.release()
@@ -174,9 +186,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 tape.graph_break("a node pre-hook runs during backward")
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
-            # _fused_region's first test inlined: no call for the nodes it would turn away at once
+            # _fused_region's first tests inlined: no call for the nodes it would turn away at once (a small one)
             region = _fused_region(node, grad_list, deps, needed, targets)\
-                if fuse and node.__class__.__base__ is ElementwiseBackward else None
+                if fuse and node.__class__.__base__ is ElementwiseBackward and \
+                node.out_numel > small_max else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
                     tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",
@@ -192,9 +205,14 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 results = tape.profiler.timed(f"autograd::engine::evaluate_function: {node.name()}", "backward",
                                               _apply_checked if ANOMALY.enabled else _apply, node, grad_list,
                                               create_graph, *(() if ANOMALY.enabled else (fuse,)))
+            elif ANOMALY.enabled:
+                results = _apply_checked(node, grad_list, create_graph)
+            elif len(grad_list) == 1 and grad_list[0] is not None and not node._post_hooks:
+                results = node.apply(grad_list)  # _apply's usual case inlined
+                if not create_graph:
+                    own_new_results(node, results, grad_list, fuse)
             else:
-                results = _apply_checked(node, grad_list, create_graph) if ANOMALY.enabled else \
-                    _apply(node, grad_list, create_graph, fuse)
+                results = _apply(node, grad_list, create_graph, fuse)
             if not retain_graph:
                 node.release()
             send(node, results)
@@ -232,7 +250,7 @@ def _check_differentiable_edge(node, i, g):
 def _fused_region(node, grad_list, deps, needed, targets):
     """The elementwise region to run with `node` in one kernel (fused_backward.region), or None."""
     if grad_list[0] is None or len(grad_list) != 1 or node.__class__.__base__ is not ElementwiseBackward or \
-            not lazy.fuses(math.prod(node.out_shape)):  # (region's own first test, before its others)
+            not lazy.fuses(node.out_numel):  # (region's own first test, before its others)
         return None
     return fused_backward.region(node, deps, needed, targets or ())
 

@@ -3,7 +3,6 @@ gathers the elementwise nodes whose every incoming gradient comes from inside th
 the gradients leaving the region in one pass over memory, recomputing from the region's inputs the
 values the nodes saved (a pending saved value was never stored at all)."""
 
-import math
 import operator
 
 import numpy as np
@@ -43,7 +42,7 @@ def region(head, deps, needed, captured_nodes):
     """The nodes to run with `head` in one kernel, each before the nodes it sends gradients to; None
     when there is nothing to fuse. A node joins when all of its pending incoming edges come from the
     region and it has no hooks, retained grad or capture (those must see its gradient)."""
-    if not _fusable(head) or not lazy.fuses(math.prod(head.out_shape)):  # (small, or empty: node by node)
+    if not _fusable(head) or not lazy.fuses(head.out_numel):  # (small, or empty: node by node)
         return None
     shape, nodes, inside, incoming, frontier = head.out_shape, [head], {head}, {}, [head]
     while frontier:

@@ -115,6 +115,30 @@ def compute_dtype(name, *args):
 
 def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
+    # the small-tensor path's repeat: the arguments' signature (dtypes, shapes, strides of tensors computed in
+    # host memory; the scalars' types; the default dtype, which an integer tensor and a float promote to) was
+    # seen before, so promotion, broadcasting, the device, the layout and the kernel are known (SmallCall);
+    # outside a trace, a profile and forward AD, which each need the general path
+    key = None
+    if not tape.active and tape.profiler is None and STATE.forward_ad is None:
+        key = [name, dtypes.get_default_dtype()]
+        for a in args:
+            if isinstance(a, TensorBase):
+                arr = a._arr
+                if arr.__class__ is not np.ndarray:
+                    key = None
+                    break
+                key.append((a._dtype, arr.shape, arr.strides))
+            else:
+                key.append(a.__class__)
+        if key is not None:
+            key = tuple(key)
+            call = _SMALL_CALLS.get(key)
+            if call is not None and call.n <= lazy.SMALL_MAX:
+                result = TensorBase._make(call.run(args), call.out_dtype)
+                if call.records and STATE.grad_enabled:
+                    _record(call.entry, args, result, call.compute)
+                return result
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, TensorBase)]
     compute, refusal = _promote_unrefused(entry, args)
@@ -137,6 +161,10 @@ def apply(name, *args):
         values = lazy.compute_small(entry, args, compute.np, out_dtype, shape, n)
         if values is not None:
             result = TensorBase._make(values, out_dtype)
+            if key is not None:
+                if len(_SMALL_CALLS) >= _SMALL_CALLS_MAX:  # (a program of ever new shapes: start again)
+                    _SMALL_CALLS.clear()
+                _SMALL_CALLS[key] = SmallCall(entry, args, compute, out_dtype, shape, n)
     if result is None and STATE.fusion and n and not compute.is_narrow:
         result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)
     if result is None and compute.is_narrow:
@@ -144,14 +172,76 @@ def apply(name, *args):
     elif result is None:
         result = TensorBase._make(compute_now(entry, args, compute, out_dtype, shape, strides), out_dtype)
     if entry.grads and STATE.grad_enabled:
-        for t in tensors:
-            if t._requires_grad or (t._base is not None and wants_grad(t)):
-                if out_dtype.is_floating_point or _records_integer_result(entry, result):
-                    node_class(name)(entry, args, result, compute)
-                break
+        _record(entry, args, result, compute)
     if STATE.forward_ad is not None:  # forward AD: the result's tangent (autograd/forward_ad.py)
         STATE.forward_ad.elementwise(entry, args, result)
     return result
+
+
+def _record(entry, args, result, compute):
+    """The op's backward node, when an input requires grad (in grad mode, for an entry with derivatives)."""
+    for t in args:
+        if isinstance(t, TensorBase) and (t._requires_grad or (t._base is not None and wants_grad(t))):
+            if result._dtype.is_floating_point or _records_integer_result(entry, result):
+                node_class(entry.name)(entry, args, result, compute)
+            return
+
+
+class SmallCall:
+    """One small-tensor-path call of an op on one signature of arguments, worked out once (elementwise.apply):
+    how each argument becomes a kernel operand, the kernel, the result's dtype and shape. Computes what
+    lazy.compute_small computes on arguments of that signature, the same kernel on the same operands."""
+
+    __slots__ = ("entry", "compute", "out_dtype", "shape", "n", "records", "kernel", "np_out", "operands")
+
+    # how an argument becomes an operand: the array itself (one dim, C order), its flat view, its one value
+    # (one element, or broadcast from one), lazy.operand_array's general way (a broadcast or a cast), a scalar
+    WHOLE, FLAT, ONE, GENERAL, SCALAR = range(5)
+
+    def __init__(self, entry, args, compute, out_dtype, shape, n):
+        self.entry, self.compute, self.out_dtype, self.shape, self.n = entry, compute, out_dtype, shape, n
+        self.records = bool(entry.grads)
+        self.np_out = out_dtype.np
+        np_dtype, operands, is_array = compute.np, [], []
+        for a, nm in zip(args, entry.inputs):
+            kind = BOOL if nm in entry.bool_inputs else np_dtype
+            if not isinstance(a, TensorBase):
+                how = self.SCALAR
+            else:
+                arr = a._arr
+                if arr.shape == shape and arr.dtype == kind and arr.flags.c_contiguous:
+                    how = self.WHOLE if arr.ndim == 1 else self.FLAT
+                elif arr.size == 1 or (arr.size and not any(arr.strides)):
+                    how = self.ONE
+                else:
+                    how = self.GENERAL
+            operands.append((how, kind))
+            is_array.append(how in (self.WHOLE, self.FLAT, self.GENERAL))
+        self.operands = tuple(operands)
+        self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, tuple(is_array),
+                                                        entry.forward_outputs, KERNEL_DTYPE[np_dtype])
+
+    def run(self, args):
+        """The result's array for arguments of this call's signature."""
+        kargs = []
+        for a, (how, kind) in zip(args, self.operands):
+            if how == 0:
+                kargs.append(a._arr)
+            elif how == 1:
+                kargs.append(a._arr.reshape(-1))
+            elif how == 4:
+                kargs.append(kind.type(a))
+            elif how == 2:
+                kargs.append(kind.type(a._arr.flat[0]))
+            else:
+                kargs.append(operand_array(a._arr, self.shape, self.n, kind))
+        out = np.empty(self.n, self.np_out)
+        self.kernel(0, self.n, *kargs, out)
+        return out if len(self.shape) == 1 else out.reshape(self.shape)
+
+
+_SMALL_CALLS = {}  # (op name, each argument's signature) -> SmallCall
+_SMALL_CALLS_MAX = 4096
 
 
 def _compute_widened(entry, args, compute, out_dtype, shape, strides):
@@ -217,11 +307,23 @@ class ElementwiseBackward(Node):
     def __init__(self, entry, args, result, compute):
         super().__init__()
         self.entry, self.compute = entry, compute
-        self.plan = plan = _plan(entry.name, tuple([_role(a, args) for a in args]))
+        pattern = []  # each argument's role (see _role), inlined: a node is made on every recorded op
+        for a in args:
+            if not isinstance(a, TensorBase):
+                pattern.append(-2)
+            elif not a._requires_grad:
+                pattern.append(-1)
+            else:
+                i = 0
+                while args[i] is not a:
+                    i += 1
+                pattern.append(i)
+        self.plan = plan = _plan(entry.name, tuple(pattern))
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
         self.next_functions = tuple([edge_of(args[i]) if i >= 0 else (None, 0) for i in plan.edge_args])
         self.meta = {nm: (args[i]._shape, args[i]._dtype) for nm, i in plan.meta_args}
-        self.out_shape = result._shape
+        self.out_shape = shape = result._shape
+        self.out_numel = math.prod(shape)
         saved = self._saved
         for attr, i in plan.save_args:  # Node.save, inlined (an exponent is a plain value)
             value = result if i < 0 else args[i]
@@ -231,10 +333,11 @@ class ElementwiseBackward(Node):
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
         if entry.node == NOT_IMPLEMENTED_NODE:
             self._seq = LAST  # as torch's error nodes: see node.LAST
-        for nm, rules in entry.backward_refuses.items():
-            a = args[entry.inputs.index(nm)]
-            if isinstance(a, TensorBase) and a._dtype.name in rules:
-                self.refusal = rules[a._dtype.name]
+        if entry.backward_refuses:
+            for nm, rules in entry.backward_refuses.items():
+                a = args[entry.inputs.index(nm)]
+                if isinstance(a, TensorBase) and a._dtype.name in rules:
+                    self.refusal = rules[a._dtype.name]
 
     refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
 
@@ -258,10 +361,14 @@ class ElementwiseBackward(Node):
 
     def apply(self, grads):
         plan = self.plan
-        self._refuse_if_not_implemented()
+        if plan.not_implemented or self.entry.node == NOT_IMPLEMENTED_NODE:
+            self._refuse_if_not_implemented()
         g = grads[0]
         check_saved_versions(self)
-        values = [self.saved(attr) for attr in plan.saved_attrs]
+        saved, values = self._saved, []
+        for attr in plan.saved_attrs:  # (Node.saved, inlined)
+            v = saved[attr]
+            values.append(v.unpack(self) if v.__class__ is SavedTensor else v)
         if plan.saves_result:
             self.saved("result")  # unpacked as torch does (its saved-tensor hooks see it)
         # torch's formula fails after unpacking what the node saved, when a gradient it computes is wanted
@@ -284,7 +391,7 @@ class ElementwiseBackward(Node):
     def _kernel_mode(self, g, values):
         plan = self.plan
         pending = self._pending_targets(g) if plan.exprs and STATE.fusion and \
-            lazy.fuses(math.prod(self.out_shape)) else None  # (a small gradient computes at once)
+            lazy.fuses(self.out_numel) else None  # (a small gradient computes at once)
         if pending:
             return self._partly_pending(g, values, pending)
         return self._kernel_results(plan, g, values)
@@ -326,18 +433,22 @@ class ElementwiseBackward(Node):
         return results
 
     def _kernel_results(self, plan, g, values):
-        compute, shape = self.compute, self.out_shape
-        np_dtype, n = compute.kernel.np, math.prod(shape)
-        results = {nm: _zeros_like(g, shape, compute) for nm in plan.zero}
+        compute, shape, n = self.compute, self.out_shape, self.out_numel
+        np_dtype = compute.kernel.np
+        results = {}
+        for nm in plan.zero:
+            results[nm] = _zeros_like(g, shape, compute)
         for nm in plan.passed:  # the derivative is g itself: no pass over memory
             results[nm] = g if g._dtype is compute else g.to(compute)
         if plan.exprs:
-            arrays = [g._data] + [v._data if hasattr(v, "_lazy") else v for v in values]
+            arrays = [g._data]
+            for v in values:
+                arrays.append(v._data if isinstance(v, TensorBase) else v)
             flats = _small_kernel_flats(plan, arrays, shape, n, np_dtype) if lazy.computes_at_once(n) else \
                 tape.call_into("outs", _kernel_flats, plan, arrays, shape, n, np_dtype)
             for nm, flat in zip(plan.expr_targets, flats):  # (a half type's gradients rounded once, as torch's)
                 flat = flat if compute.kernel is compute else dispatch.numpy_op(_stored_as, flat, compute.np)
-                results[nm] = TensorBase._make(flat.reshape(shape), compute)
+                results[nm] = TensorBase._make(flat if len(shape) == 1 else flat.reshape(shape), compute)
         return results
 
     def _tensor_mode(self, g, values):
@@ -387,13 +498,36 @@ def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):
 
 
 def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
-    """_kernel_flats for a small gradient outside a trace, on host arrays: the kernel called at once."""
-    if any(a.__class__ is not np.ndarray and not isinstance(a, (np.generic, int, float)) for a in arrays):
-        return _kernel_flats(plan, arrays, shape, n, np_dtype)
-    kinds = [np_dtype] + [BOOL if is_bool else np_dtype for is_bool in plan.bool_used]
-    args = [operand_array(a, shape, n, kind) for a, kind in zip(arrays, kinds)]
-    return dispatch.run_small_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
-                                          [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
+    """_kernel_flats for a small gradient outside a trace, on host arrays: the kernel called at once (a
+    profile times it through dispatch.run_small_elementwise)."""
+    args, is_array = [], []
+    one_dim = len(shape) == 1
+    for a, is_bool in zip(arrays, plan.operand_is_bool):
+        if a.__class__ is np.ndarray:
+            kind = BOOL if is_bool else np_dtype
+            # (operand_array's usual case inlined: an array of the result's shape and dtype, in C order)
+            if a.shape == shape and a.dtype == kind and a.flags.c_contiguous:
+                if not one_dim:
+                    a = a.reshape(-1)
+            else:
+                a = operand_array(a, shape, n, kind)
+        elif not isinstance(a, (np.generic, int, float)):
+            return _kernel_flats(plan, arrays, shape, n, np_dtype)
+        else:
+            a = (BOOL if is_bool else np_dtype).type(a)
+        args.append(a)
+        is_array.append(a.__class__ is np.ndarray)
+    if tape.profiler is not None:
+        return dispatch.run_small_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
+                                              [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
+    key = (tuple(is_array), np_dtype)
+    kernel = plan.small_kernels.get(key)
+    if kernel is None:
+        kernel = plan.small_kernels[key] = dispatch.small_elementwise_kernel(
+            plan.kernel_name, plan.kernel_inputs, key[0], plan.exprs, KERNEL_DTYPE[np_dtype])
+    outs = [np.empty(n, np_dtype) for _ in plan.exprs]
+    kernel(0, n, *args, *outs)
+    return outs
 
 
 def _prepare_kernel_flats(result, plan, arrays, shape, n, np_dtype, outs=None):
@@ -447,6 +581,8 @@ class BackwardPlan(typing.NamedTuple):
     meta_args: tuple  # (input name, argument index) of each needed input, whose shape and dtype backward uses
     save_args: tuple  # (torch's saved name, argument index; -1: the result) of each saved value
     target_edges: tuple  # for expr_targets, passed and zero in turn: (name, its index in differentiable)
+    operand_is_bool: tuple  # per kernel operand (g, then the saved values): whether it is read as bool
+    small_kernels: dict  # (which operands are arrays, dtype) -> the kernel of the small-tensor path
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -485,7 +621,8 @@ def _plan(name, pattern):
                         name + "_backward", ("g", *used), "out" not in used and "out" in _used_names(name, tuple(
                             nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)),
                         edge_args, meta_args, save_args,
-                        tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)))
+                        tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)),
+                        (False, *(nm in entry.bool_inputs for nm in used)), {})
 
 
 class _FloorQuotients(ast.NodeTransformer):

@@ -125,3 +125,86 @@ def test_a_compiled_step_fuses_small_work_as_before(monkeypatch):
     x.grad = None
     step(x)  # the trace
     assert regions == [3] and x.grad.tolist() == [6.0, 36.0, 114.0]
+
+
+# ---- a repeated signature (elementwise.SmallCall): what the first call worked out, reused ----------------
+def _signature_cases():
+    rng = np.random.default_rng(1)
+    f32 = rng.standard_normal((3, 4)).astype(np.float32)
+    return [
+        ("mul", lambda t: (t(f32), t(f32[::-1].copy()))),  # same shapes
+        ("add", lambda t: (t(f32), t(f32[0]))),  # a broadcast row
+        ("mul", lambda t: (t(f32), 2)),  # a Python int, a Python float: each its own signature
+        ("mul", lambda t: (t(f32), 2.5)),
+        ("sub", lambda t: (t(f32), t(np.float32(3.0)))),  # a 0-d tensor
+        ("add", lambda t: (t(f32), t(np.ones((1, 1), np.float32)))),  # one element, broadcast
+        ("mul", lambda t: (t(f32.T.copy()).t(), t(f32))),  # a transposed input: the general path
+        ("add", lambda t: (t(np.arange(12, dtype=np.int32).reshape(3, 4)), t(f32))),  # promotion
+        ("add", lambda t: (t(np.arange(4, dtype=np.int64)), 1)),  # an integer result
+        ("where", lambda t: (t(f32 > 0), t(f32), 0.0)),  # a bool input
+        ("mul", lambda t: (t(f32[:, 1]), t(f32[:, 2]))),  # strided one-dim views
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_signature_cases())))
+def test_a_repeated_signature_computes_what_the_first_call_did(case):
+    name, make = _signature_cases()[case]
+    ops = {"mul": lambda lib, a, b: lib.mul(a, b), "add": lambda lib, a, b: lib.add(a, b),
+           "sub": lambda lib, a, b: lib.sub(a, b), "where": lambda lib, c, a, b: lib.where(c, a, b)}[name]
+    expected = ops(torch, *make(torch.tensor))
+    for _ in range(3):  # the first call works the signature out, the next ones reuse it
+        got = ops(numgrad, *make(numgrad.tensor))
+        assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
+        assert got.stride() == expected.stride()
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_a_repeated_signature_records_the_same_node():
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal(5).astype(np.float32)
+    grads = []
+    for _ in range(3):
+        x = numgrad.tensor(x0, requires_grad=True)
+        y = x * x * 3.0
+        assert y.grad_fn.name() == "MulBackward0"
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+    with numgrad.no_grad():  # the same signature without grad mode records nothing
+        assert (numgrad.tensor(x0, requires_grad=True) * 3.0).grad_fn is None
+    tx = torch.tensor(x0, requires_grad=True)
+    (tx * tx * 3.0).sum().backward()
+    for g in grads:
+        np.testing.assert_array_equal(g, tx.grad.numpy())
+
+
+def test_a_refused_signature_raises_every_time():
+    a, b = numgrad.ones(3, dtype=numgrad.bool), numgrad.ones(3, dtype=numgrad.bool)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
+            a - b
+
+
+def test_a_repeated_signature_reads_a_pending_input_through_the_general_path():
+    big = numgrad.ones(lazy.SMALL_MAX + 1) * 2  # pending: no host array to read
+    assert lazy.pending(big) is not None
+    for _ in range(2):
+        r = numgrad.ones(3) + 1.0
+        assert r.tolist() == [2.0, 2.0, 2.0]
+    assert (big[:3] + 1.0).tolist() == [3.0, 3.0, 3.0]
+
+
+def test_a_repeated_signature_fuses_once_the_small_path_is_off():
+    assert lazy.pending(numgrad.ones(3) * 2) is None  # (twice: the second call reuses the signature)
+    assert lazy.pending(numgrad.ones(3) * 2) is None
+    with fused_at_every_size():
+        assert lazy.pending(numgrad.ones(3) * 2) is not None
+
+
+def test_a_repeated_signature_follows_the_default_dtype():
+    previous = numgrad.get_default_dtype()
+    try:
+        for default in (numgrad.float32, numgrad.float64, numgrad.float32):
+            numgrad.set_default_dtype(default)
+            assert (numgrad.arange(3) * 2.5).dtype is default
+    finally:
+        numgrad.set_default_dtype(previous)

@@ -493,14 +493,21 @@ def run_small_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name
 
 
 def _run_small_elementwise(name, inputs, outputs, args, out_dtypes, n, dtype_name, outs):
-    key = (name, tuple([a.__class__ is np.ndarray for a in args]), outputs, dtype_name)
-    kernel = _SMALL_KERNELS.get(key)
-    if kernel is None:  # (the loader's key: `name` and `outputs` identify the inputs)
-        kernel = _SMALL_KERNELS[key] = cpu_kernels.elementwise_kernel(name, inputs, key[1], outputs, dtype_name)
+    kernel = small_elementwise_kernel(name, inputs, tuple([a.__class__ is np.ndarray for a in args]), outputs,
+                                      dtype_name)
     if outs is None:
         outs = [np.empty(n, d) for d in out_dtypes]
     kernel(0, n, *args, *outs)
     return outs
+
+
+def small_elementwise_kernel(name, inputs, is_array, outputs, dtype_name):
+    """The host kernel(start, stop, *args, *outs) of the small-tensor path, looked up once per signature."""
+    key = (name, is_array, outputs, dtype_name)
+    kernel = _SMALL_KERNELS.get(key)
+    if kernel is None:  # (the loader's key: `name` and `outputs` identify the inputs)
+        kernel = _SMALL_KERNELS[key] = cpu_kernels.elementwise_kernel(name, inputs, is_array, outputs, dtype_name)
+    return kernel
 
 
 def bind_elementwise(name, inputs, outputs, args, refresh, n, dtype_name, outs):

@@ -255,20 +255,70 @@ def compute_now(entry, args, compute, out_dtype, shape, strides=None):
 
 def compute_small(entry, args, np_dtype, out_dtype, shape, n):
     """compute_now for a small C-order result outside a trace, when every tensor input holds its values in
-    host memory: the op's own kernel, called at once; None otherwise (a pending or GPU input)."""
-    kargs = []
-    for a, nm in zip(args, entry.inputs):
-        kind = BOOL if nm in entry.bool_inputs else np_dtype
-        if hasattr(a, "_lazy"):
-            a = a._arr
-            if a.__class__ is not np.ndarray:  # pending (None), or not host memory
-                return None
-            if a.shape == shape and a.dtype == kind and a.flags.c_contiguous:
-                kargs.append(a.reshape(-1))
-                continue
-        kargs.append(operand_array(a, shape, n, kind))
-    return dispatch.run_small_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, (out_dtype.np,), n,
-                                          KERNEL_DTYPE[np_dtype])[0].reshape(shape)
+    host memory: (the values, the SmallCall that computed them, reusable on arguments of the same signature);
+    None otherwise (a pending or GPU input)."""
+    for a in args:
+        if hasattr(a, "_lazy") and a._arr.__class__ is not np.ndarray:  # pending (None), or not host memory
+            return None
+    call = SmallCall(entry, args, np_dtype, out_dtype, shape, n)
+    return call.run(args), call
+
+
+class SmallCall:
+    """One small-tensor-path call of an op on one signature of arguments (the tensors' dtypes, shapes and
+    strides, the scalars' types), worked out once: how each argument becomes a kernel operand, the kernel, the
+    result's dtype and shape. elementwise.apply keeps it for the next call of that signature."""
+
+    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands", "is_array")
+
+    # how an argument becomes an operand: the array itself (one dim, C order), its flat view, its one value
+    # (one element, or broadcast from one), operand_array's general way (a broadcast or a cast), a scalar
+    WHOLE, FLAT, ONE, GENERAL, SCALAR = range(5)
+
+    def __init__(self, entry, args, np_dtype, out_dtype, shape, n):
+        self.entry, self.np_dtype, self.out_dtype, self.shape, self.n = entry, np_dtype, out_dtype, shape, n
+        self.np_out = out_dtype.np
+        operands, is_array = [], []
+        for a, nm in zip(args, entry.inputs):
+            kind = BOOL if nm in entry.bool_inputs else np_dtype
+            if not hasattr(a, "_lazy"):
+                how = self.SCALAR
+            else:
+                arr = a._arr
+                if arr.shape == shape and arr.dtype == kind and arr.flags.c_contiguous:
+                    how = self.WHOLE if arr.ndim == 1 else self.FLAT
+                elif arr.size == 1 or (arr.size and not any(arr.strides)):  # (operand_array's scalar case)
+                    how = self.ONE
+                else:
+                    how = self.GENERAL
+            operands.append((how, kind))
+            is_array.append(how in (self.WHOLE, self.FLAT, self.GENERAL))
+        self.operands, self.is_array = tuple(operands), tuple(is_array)
+        self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, self.is_array,
+                                                        entry.forward_outputs, KERNEL_DTYPE[np_dtype])
+
+    def run(self, args):
+        """The result's array for arguments of this call's signature."""
+        kargs = []
+        for a, (how, kind) in zip(args, self.operands):
+            if how == 0:
+                kargs.append(a._arr)
+            elif how == 1:
+                kargs.append(a._arr.reshape(-1))
+            elif how == 4:
+                kargs.append(kind.type(a))
+            elif how == 2:
+                kargs.append(kind.type(a._arr.flat[0]))
+            else:
+                kargs.append(operand_array(a._arr, self.shape, self.n, kind))
+        out = np.empty(self.n, self.np_out)
+        if tape.profiler is not None:  # (timed as a kernel)
+            entry = self.entry
+            dispatch.run_small_elementwise(entry.name, entry.inputs, entry.forward_outputs, kargs, None, self.n,
+                                           KERNEL_DTYPE[self.np_dtype], outs=[out])
+        else:
+            self.kernel(0, self.n, *kargs, out)
+        return out if len(self.shape) == 1 else out.reshape(self.shape)
 
 
 def computes_at_once(n):

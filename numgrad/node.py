@@ -98,7 +98,7 @@ class Node:
     def release(self):
         self._freed = True
         for v in self._saved.values():
-            if isinstance(v, SavedTensor):
+            if v.__class__ is SavedTensor:
                 v.release()
 
     def __getattr__(self, attr):
@@ -337,8 +337,11 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     if not inplace:
         check_differentiable(outputs)
     node = op_node_class(name, backward_fn)()
-    node.next_functions = tuple([edge_of(t) for t in inputs])
-    node.input_meta = tuple([(t._shape, t._dtype) if t is not None else None for t in inputs])
+    edges, meta = [], []  # (loops, not comprehensions, which cost a call each on Python 3.11)
+    for t in inputs:
+        edges.append(edge_of(t))
+        meta.append((t._shape, t._dtype) if t is not None else None)
+    node.next_functions, node.input_meta = tuple(edges), tuple(meta)
     if saved:
         own = node._saved
         for key, value in saved.items():  # Node.save, inlined

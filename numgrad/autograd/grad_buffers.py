@@ -65,11 +65,22 @@ def own_new_results(node, results, grads, detect):
         arr = r._arr
         if arr is None:
             r._fresh = True
-        elif dispatch.owns_memory(arr) and r._grad_fn is None and not any(g is not None and g._arr is arr for g in grads)\
-                and not any(_holds(v, arr) for v in node._saved.values()):
+        elif dispatch.owns_memory(arr) and r._grad_fn is None and not _read_by(node, grads, arr):
             r._fresh = True
         elif r._base is not None and results.__class__ is list and _takes_over(node, r, grads, results):
             results[i] = _plain(r)
+
+
+def _read_by(node, grads, arr):
+    """Whether array `arr` is one of the node's incoming gradients' or saved values' (loops, not any() over
+    generators: every node of a backward pass asks)."""
+    for g in grads:
+        if g is not None and g._arr is arr:
+            return True
+    for v in node._saved.values():
+        if _holds(v, arr):
+            return True
+    return False
 
 
 def _takes_over(node, r, grads, results):

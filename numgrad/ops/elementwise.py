@@ -117,7 +117,7 @@ def apply(name, *args):
     """Runs elementwise op `name` on tensors and Python scalars, recording its node when needed."""
     # the small-tensor path's repeat: the arguments' signature (dtypes, shapes, strides of tensors computed in
     # host memory; the scalars' types; the default dtype, which an integer tensor and a float promote to) was
-    # seen before, so promotion, broadcasting, the device, the layout and the kernel are known (SmallCall);
+    # seen before, so promotion, broadcasting, the device, the layout and the kernel are known (lazy.SmallCall);
     # outside a trace, a profile and forward AD, which each need the general path
     key = None
     if not tape.active and tape.profiler is None and STATE.forward_ad is None:
@@ -133,11 +133,12 @@ def apply(name, *args):
                 key.append(a.__class__)
         if key is not None:
             key = tuple(key)
-            call = _SMALL_CALLS.get(key)
-            if call is not None and call.n <= lazy.SMALL_MAX:
+            known = _SMALL_CALLS.get(key)
+            if known is not None and known[0].n <= lazy.SMALL_MAX:
+                call, compute = known
                 result = TensorBase._make(call.run(args), call.out_dtype)
-                if call.records and STATE.grad_enabled:
-                    _record(call.entry, args, result, call.compute)
+                if STATE.grad_enabled and call.entry.grads:
+                    _record(call.entry, args, result, compute)
                 return result
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, TensorBase)]
@@ -158,13 +159,13 @@ def apply(name, *args):
         if len(shape) > 1 and n and device is CPU and not entry.c_order else None
     result = None
     if lazy.computes_at_once(n) and strides is None and device is CPU and not compute.is_narrow:
-        values = lazy.compute_small(entry, args, compute.np, out_dtype, shape, n)
-        if values is not None:
-            result = TensorBase._make(values, out_dtype)
+        small = lazy.compute_small(entry, args, compute.np, out_dtype, shape, n)
+        if small is not None:
+            result = TensorBase._make(small[0], out_dtype)
             if key is not None:
                 if len(_SMALL_CALLS) >= _SMALL_CALLS_MAX:  # (a program of ever new shapes: start again)
                     _SMALL_CALLS.clear()
-                _SMALL_CALLS[key] = SmallCall(entry, args, compute, out_dtype, shape, n)
+                _SMALL_CALLS[key] = (small[1], compute)
     if result is None and STATE.fusion and n and not compute.is_narrow:
         result = lazy.defer(TensorBase, entry, args, compute, out_dtype, shape, device, strides)
     if result is None and compute.is_narrow:
@@ -187,60 +188,7 @@ def _record(entry, args, result, compute):
             return
 
 
-class SmallCall:
-    """One small-tensor-path call of an op on one signature of arguments, worked out once (elementwise.apply):
-    how each argument becomes a kernel operand, the kernel, the result's dtype and shape. Computes what
-    lazy.compute_small computes on arguments of that signature, the same kernel on the same operands."""
-
-    __slots__ = ("entry", "compute", "out_dtype", "shape", "n", "records", "kernel", "np_out", "operands")
-
-    # how an argument becomes an operand: the array itself (one dim, C order), its flat view, its one value
-    # (one element, or broadcast from one), lazy.operand_array's general way (a broadcast or a cast), a scalar
-    WHOLE, FLAT, ONE, GENERAL, SCALAR = range(5)
-
-    def __init__(self, entry, args, compute, out_dtype, shape, n):
-        self.entry, self.compute, self.out_dtype, self.shape, self.n = entry, compute, out_dtype, shape, n
-        self.records = bool(entry.grads)
-        self.np_out = out_dtype.np
-        np_dtype, operands, is_array = compute.np, [], []
-        for a, nm in zip(args, entry.inputs):
-            kind = BOOL if nm in entry.bool_inputs else np_dtype
-            if not isinstance(a, TensorBase):
-                how = self.SCALAR
-            else:
-                arr = a._arr
-                if arr.shape == shape and arr.dtype == kind and arr.flags.c_contiguous:
-                    how = self.WHOLE if arr.ndim == 1 else self.FLAT
-                elif arr.size == 1 or (arr.size and not any(arr.strides)):
-                    how = self.ONE
-                else:
-                    how = self.GENERAL
-            operands.append((how, kind))
-            is_array.append(how in (self.WHOLE, self.FLAT, self.GENERAL))
-        self.operands = tuple(operands)
-        self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, tuple(is_array),
-                                                        entry.forward_outputs, KERNEL_DTYPE[np_dtype])
-
-    def run(self, args):
-        """The result's array for arguments of this call's signature."""
-        kargs = []
-        for a, (how, kind) in zip(args, self.operands):
-            if how == 0:
-                kargs.append(a._arr)
-            elif how == 1:
-                kargs.append(a._arr.reshape(-1))
-            elif how == 4:
-                kargs.append(kind.type(a))
-            elif how == 2:
-                kargs.append(kind.type(a._arr.flat[0]))
-            else:
-                kargs.append(operand_array(a._arr, self.shape, self.n, kind))
-        out = np.empty(self.n, self.np_out)
-        self.kernel(0, self.n, *kargs, out)
-        return out if len(self.shape) == 1 else out.reshape(self.shape)
-
-
-_SMALL_CALLS = {}  # (op name, each argument's signature) -> SmallCall
+_SMALL_CALLS = {}  # (op name, default dtype, each argument's signature) -> (lazy.SmallCall, compute dtype)
 _SMALL_CALLS_MAX = 4096
 
 
@@ -320,8 +268,14 @@ class ElementwiseBackward(Node):
                 pattern.append(i)
         self.plan = plan = _plan(entry.name, tuple(pattern))
         # Python scalars show as (None, 0) edges; exponents and clamp bounds are not inputs at all
-        self.next_functions = tuple([edge_of(args[i]) if i >= 0 else (None, 0) for i in plan.edge_args])
-        self.meta = {nm: (args[i]._shape, args[i]._dtype) for nm, i in plan.meta_args}
+        # (loops, not comprehensions, which cost a call each on Python 3.11)
+        edges = []
+        for i in plan.edge_args:
+            edges.append(edge_of(args[i]) if i >= 0 else (None, 0))
+        self.next_functions = tuple(edges)
+        self.meta = meta = {}
+        for nm, i in plan.meta_args:
+            meta[nm] = (args[i]._shape, args[i]._dtype)
         self.out_shape = shape = result._shape
         self.out_numel = math.prod(shape)
         saved = self._saved
@@ -331,7 +285,7 @@ class ElementwiseBackward(Node):
         if plan.saves_result:
             self.save("result", result, is_output=True)
         result._grad_fn, result._requires_grad, result._output_nr = self, True, 0
-        if entry.node == NOT_IMPLEMENTED_NODE:
+        if plan.not_implemented_node:
             self._seq = LAST  # as torch's error nodes: see node.LAST
         if entry.backward_refuses:
             for nm, rules in entry.backward_refuses.items():
@@ -361,7 +315,7 @@ class ElementwiseBackward(Node):
 
     def apply(self, grads):
         plan = self.plan
-        if plan.not_implemented or self.entry.node == NOT_IMPLEMENTED_NODE:
+        if plan.not_implemented or plan.not_implemented_node:
             self._refuse_if_not_implemented()
         g = grads[0]
         check_saved_versions(self)
@@ -583,6 +537,7 @@ class BackwardPlan(typing.NamedTuple):
     target_edges: tuple  # for expr_targets, passed and zero in turn: (name, its index in differentiable)
     operand_is_bool: tuple  # per kernel operand (g, then the saved values): whether it is read as bool
     small_kernels: dict  # (which operands are arrays, dtype) -> the kernel of the small-tensor path
+    not_implemented_node: bool  # the entry's node is torch's error node (NotImplemented)
 
 
 # torch's names for what a node saves: a -> _saved_self, b -> _saved_other, out -> _saved_result
@@ -622,7 +577,7 @@ def _plan(name, pattern):
                             nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)),
                         edge_args, meta_args, save_args,
                         tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)),
-                        (False, *(nm in entry.bool_inputs for nm in used)), {})
+                        (False, *(nm in entry.bool_inputs for nm in used)), {}, entry.node == NOT_IMPLEMENTED_NODE)
 
 
 class _FloorQuotients(ast.NodeTransformer):

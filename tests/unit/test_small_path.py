@@ -127,7 +127,7 @@ def test_a_compiled_step_fuses_small_work_as_before(monkeypatch):
     assert regions == [3] and x.grad.tolist() == [6.0, 36.0, 114.0]
 
 
-# ---- a repeated signature (elementwise.SmallCall): what the first call worked out, reused ----------------
+# ---- a repeated signature (lazy.SmallCall): what the first call worked out, reused ----------------
 def _signature_cases():
     rng = np.random.default_rng(1)
     f32 = rng.standard_normal((3, 4)).astype(np.float32)

@@ -137,6 +137,10 @@ def capture(rec, roots, created, inputs, first_node):
         return None
     boundary, saved = walked
     proxies = {id(inp.proxy): inp.position for inp in inputs}
+    # a tensor made in the call can share the version counter of one from before it (detach() does), which
+    # the user may bump between calls: its saved version is the count the replay finds, not the trace's
+    proxy_counters = {id(inp.proxy._vc): inp.position for inp in inputs}
+    outside_counters = {id(vc) for vc, _ in rec.versions.values()}
     checks = []
     for v, node in saved:
         if v.tensor is None:  # an output of its node: checked when it is one of the results handed out
@@ -147,8 +151,9 @@ def capture(rec, roots, created, inputs, first_node):
             base = v.tensor
             while base._base is not None:  # a view shares its base's version counter
                 base = base._base
-            if id(base) in proxies or id(base) not in created:  # read from outside the call
-                checks.append((v, node, proxies.get(id(base)), None))
+            position = proxies.get(id(base), proxy_counters.get(id(v.vc)))
+            if position is not None or id(base) not in created or id(v.vc) in outside_counters:  # from outside
+                checks.append((v, node, position, None))
     rec.depth += 1  # the placeholders are made outside the tape
     try:
         grad_inputs = [(dispatch.full(r._shape, 1, r._dtype.np, r._arr), r._dtype) for r in roots]

@@ -80,10 +80,13 @@ class Variant:
         self.live_calls = rec.live_calls
         self.bumps = _recorder.bumps(rec)  # in-place writes to tensors from before the call: eager's versions
         self.hits = 0
-        # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
-        # (a .grad that is also a result a slot serves: the slot sees whether its memory is held)
-        owned = {id(g): g for g in _recorder.assigned_grads(rec.entries)
-                 if g is not None and all(g is not slot.grad for slot in slots)}
+        # the .grad tensors the tape assigns, with the leaves it assigns them to: a replay rewrites their memory,
+        # so nobody else may hold them (a .grad a slot serves: the slot sees whether its memory is held)
+        owned = {}
+        for e in rec.entries:
+            leaf, g = _recorder.grad_assigned(e)
+            if g is not None and all(g is not slot.grad for slot in slots):
+                owned.setdefault(id(g), (g, []))[1].append(leaf)
         self.owned = list(owned.values())
         self.owned_counts = None
 
@@ -304,8 +307,11 @@ def _give_back(inputs):
                 arg._accumulator = weakref.ref(acc)
 
 
-def _hold_counts(tensors):
-    return [(sys.getrefcount(t), sys.getrefcount(t._arr)) for t in tensors]
+def _hold_counts(owned):
+    """Per .grad tensor the tape assigns: the references to it but its leaves' (a leaf that still holds it is
+    assigned it again, as eager would assign a new one) and those to its array."""
+    return [(sys.getrefcount(t) - sum(leaf._grad is t for leaf in leaves), sys.getrefcount(t._arr))
+            for t, leaves in owned]
 
 
 def _escapes(t, created):

@@ -5,6 +5,8 @@ CompiledFunctionBackward node whose apply replays that tape."""
 import copy
 import weakref
 
+import numpy as np
+
 from .._core.state import STATE
 from ..autograd import engine
 from ..kernels import dispatch, tape
@@ -57,6 +59,7 @@ class BackwardProgram:
         self.boundary = boundary  # per edge leaving the call: (weak leaf or None, node, output_nr)
         self.results = results  # per edge: the buffer holding its gradient after the tape, or None
         self.saved = saved  # (SavedTensor, trace's node, argument position or None, output_nr or None)
+        self.saved_roots = set()  # ids of the memory the trace's graph saved beside the proxies (capture)
 
     def edges(self):
         out = []
@@ -181,7 +184,20 @@ def capture(rec, roots, created, inputs, first_node):
         return None
     bound = [(weakref.ref(node.variable) if isinstance(node, AccumulateGrad) else None,
               None if isinstance(node, AccumulateGrad) else node, nr) for node, nr in boundary]
-    return BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], boundary)
+    program = BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], boundary)
+    program.saved_roots = _saved_roots(saved, proxies)
+    return program
+
+
+def _saved_roots(saved, proxies):
+    """ids of the host memory the graph's saved tensors other than the proxies hold (a view of a proxy made in
+    the call reads the proxy's buffer, whatever memory the proxy is pointed at later)."""
+    roots = set()
+    for v, _ in saved:
+        arr = v.data if v.tensor is None else None if id(v.tensor) in proxies else v.tensor._arr
+        if arr.__class__ is np.ndarray:
+            roots.add(id(dispatch.storage(arr)))
+    return roots
 
 
 def _handle(t):

@@ -24,6 +24,9 @@ class Slot:
         # then tells the entries made before from those made on its current arrays
         self.recipe, self.version = rec.recipes[position], 0
         self.root = root
+        # a prepared fill reads the value it fills from its result (dispatch's _prepare_host_full): a new buffer
+        # starts with it, as the trace left it (the user may write the trace's own buffer since)
+        self.first = root.flat[0] if root.size else None
         self.shape = shape  # the result's shape (its array is the buffer itself, or that buffer reshaped)
         self.assigns = assigns  # [(entry index, leaf)]: the result is also these leaves' .grad
         self.leaves = tuple(leaf for _, leaf in assigns)
@@ -86,7 +89,9 @@ class Slot:
         return _recorder.make_entry(fn, args, kwargs, out_kw, new)
 
     def _new_buffer(self):
-        buf = self.root.copy()  # (a prepared entry may read what its result holds: a fill, its value)
+        buf = np.empty_like(self.root)
+        if self.first is not None:
+            buf.flat[0] = self.first
         grad = None
         assigns = []
         if self.assigns:

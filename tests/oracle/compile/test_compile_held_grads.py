@@ -111,3 +111,31 @@ def test_a_grad_other_recorded_work_reads_runs_eager_while_kept(hold):
         assert (loss, unchanged, same) == (e_loss, e_unchanged, e_same)
         np.testing.assert_array_equal(grad, e_grad)
         assert all(unchanged)
+
+
+def test_memory_filled_by_the_step_gets_its_value_in_every_buffer():
+    """A prepared fill takes its value from its result as the trace left it: a result the user wrote in place,
+    or a .grad of zeros (sign's backward) kept and written, leaves the next buffers' fills as eager's."""
+    fill = numgrad.compile(lambda x: numgrad.full((LARGE,), 2.5))
+    kept = []
+    for k in range(4):
+        out = fill(numgrad.tensor([1.0]))
+        assert out.tolist() == numgrad.full((LARGE,), 2.5).tolist()
+        out.mul_(k)  # the user's write into what they were given (the trace's own buffer first)
+        kept.append(out)
+    assert fill.variants[0].hits == 3
+    for n in (SMALL, LARGE):
+        w = numgrad.tensor(np.linspace(-1, 1, n).astype(np.float32), requires_grad=True)
+
+        def step(w=w):
+            w.grad = None
+            w.sign().sum().backward()
+        fn = numgrad.compile(step)
+        grads = []
+        for _ in range(4):
+            fn()
+            assert w.grad.tolist() == [0.0] * n
+            grads.append(w.grad)
+            w.grad.add_(7)  # kept and written: the next call's .grad is a new one, zeros again
+        assert fn.variants[0].hits == 3
+        assert all(g.tolist() == [7.0] * n for g in grads)

@@ -5,6 +5,8 @@ CompiledFunctionBackward node whose apply replays that tape."""
 import copy
 import weakref
 
+import numpy as np
+
 from .._core.state import STATE
 from ..autograd import engine
 from ..kernels import dispatch, tape
@@ -57,6 +59,7 @@ class BackwardProgram:
         self.boundary = boundary  # per edge leaving the call: (weak leaf or None, node, output_nr)
         self.results = results  # per edge: the buffer holding its gradient after the tape, or None
         self.saved = saved  # (SavedTensor, trace's node, argument position or None, output_nr or None)
+        self.saved_roots = set()  # ids of the memory the trace's graph saved beside the proxies (capture)
 
     def edges(self):
         out = []
@@ -137,6 +140,10 @@ def capture(rec, roots, created, inputs, first_node):
         return None
     boundary, saved = walked
     proxies = {id(inp.proxy): inp.position for inp in inputs}
+    # a tensor made in the call can share the version counter of one from before it (detach() does), which
+    # the user may bump between calls: its saved version is the count the replay finds, not the trace's
+    proxy_counters = {id(inp.proxy._vc): inp.position for inp in inputs}
+    outside_counters = {id(vc) for vc, _ in rec.versions.values()}
     checks = []
     for v, node in saved:
         if v.tensor is None:  # an output of its node: checked when it is one of the results handed out
@@ -147,8 +154,9 @@ def capture(rec, roots, created, inputs, first_node):
             base = v.tensor
             while base._base is not None:  # a view shares its base's version counter
                 base = base._base
-            if id(base) in proxies or id(base) not in created:  # read from outside the call
-                checks.append((v, node, proxies.get(id(base)), None))
+            position = proxies.get(id(base), proxy_counters.get(id(v.vc)))
+            if position is not None or id(base) not in created or id(v.vc) in outside_counters:  # from outside
+                checks.append((v, node, position, None))
     rec.depth += 1  # the placeholders are made outside the tape
     try:
         grad_inputs = [(dispatch.full(r._shape, 1, r._dtype.np, r._arr), r._dtype) for r in roots]
@@ -176,7 +184,20 @@ def capture(rec, roots, created, inputs, first_node):
         return None
     bound = [(weakref.ref(node.variable) if isinstance(node, AccumulateGrad) else None,
               None if isinstance(node, AccumulateGrad) else node, nr) for node, nr in boundary]
-    return BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], boundary)
+    program = BackwardProgram(grad_inputs, entries, bound, results, checks, [_handle(r) for r in roots], boundary)
+    program.saved_roots = _saved_roots(saved, proxies)
+    return program
+
+
+def _saved_roots(saved, proxies):
+    """ids of the host memory the graph's saved tensors other than the proxies hold (a view of a proxy made in
+    the call reads the proxy's buffer, whatever memory the proxy is pointed at later)."""
+    roots = set()
+    for v, _ in saved:
+        arr = v.data if v.tensor is None else None if id(v.tensor) in proxies else v.tensor._arr
+        if arr.__class__ is np.ndarray:
+            roots.add(id(dispatch.storage(arr)))
+    return roots
 
 
 def _handle(t):

@@ -19,35 +19,13 @@ from ..node import Node, sequence_now
 from ..ops.shape import view_of
 from ..tensor_base import TensorBase
 from . import backward as _backward
+from . import inputs as _inputs
 from . import recorder as _recorder
 from . import slots as _slots
 from .backward import CompiledFunctionBackward
 
 RECOMPILE_LIMIT = 8  # torch._dynamo.config.cache_size_limit
 _SCALARS = (bool, int, float, complex, str, type(None))
-
-
-class _Input:
-    """A tensor argument replayed through a buffer of the tape's own: each call copies its values in."""
-    __slots__ = ("buf", "dtype", "last", "last_version", "position", "proxy", "shape", "start_version")
-
-    def __init__(self, position, t):
-        self.position = position
-        self.buf = dispatch.contiguous(t._data).copy() if dispatch.is_host(t._data) else t._data.copy()
-        self.proxy = TensorBase._make(self.buf, t._dtype)
-        self.proxy._vc[0] = self.start_version = t._vc[0]  # the argument's count, as eager reads it
-        self.shape, self.dtype = t._shape, t._dtype
-        self.last, self.last_version = t, t._vc[0]
-
-    def accepts(self, t):
-        return isinstance(t, TensorBase) and not t._requires_grad and t._dtype is self.dtype and \
-            t._shape == self.shape and t._data.__class__ is self.buf.__class__ and t.is_contiguous()
-
-    def load(self, t):
-        if t is self.last and t._vc[0] == self.last_version:
-            return  # the same tensor, unchanged since the last call: its values are in the buffer already
-        dispatch.copy_into(self.buf, t._data)
-        self.last, self.last_version = t, t._vc[0]
 
 
 def _flatten(value, out):
@@ -70,7 +48,7 @@ class Variant:
         self.slots = slots  # results handed out in memory of their own (compile/slots.py)
         self.backward = backward  # the BackwardProgram of results whose graph leaves the call, or None
         self.pending = None  # weak reference to the node of the last results, while their backward may come
-        self.arg_spec = arg_spec  # per argument: ("input", _Input, None) | ("same", obj, None) | ("value", type, v)
+        self.arg_spec = arg_spec  # per argument: ("input", Input, None) | ("same", obj, None) | ("value", type, v)
         self.loads = [(x.position, x) for kind, x, _ in arg_spec if kind == "input"]
         self.entries = rec.entries
         self.external = list(rec.external.values())
@@ -80,10 +58,13 @@ class Variant:
         self.live_calls = rec.live_calls
         self.bumps = _recorder.bumps(rec)  # in-place writes to tensors from before the call: eager's versions
         self.hits = 0
-        # the .grad tensors the tape assigns: a replay rewrites their memory, so nobody else may hold them
-        # (a .grad that is also a result a slot serves: the slot sees whether its memory is held)
-        owned = {id(g): g for g in _recorder.assigned_grads(rec.entries)
-                 if g is not None and all(g is not slot.grad for slot in slots)}
+        # the .grad tensors the tape assigns, with the leaves it assigns them to: a replay rewrites their memory,
+        # so nobody else may hold them (a .grad a slot serves: the slot sees whether its memory is held)
+        owned = {}
+        for e in rec.entries:
+            leaf, g = _recorder.grad_assigned(e)
+            if g is not None and all(g is not slot.grad for slot in slots):
+                owned.setdefault(id(g), (g, []))[1].append(leaf)
         self.owned = list(owned.values())
         self.owned_counts = None
 
@@ -199,7 +180,7 @@ class CompiledFunction:
         arg_spec, inputs, call_args = [], [], []
         for position, a in enumerate(args):
             if _proxyable(a):
-                inp = _Input(position, a)
+                inp = _inputs.Input(position, a)
                 rec.known[id(dispatch.storage(inp.buf))] = dispatch.storage(inp.buf)
                 arg_spec.append(("input", inp, None))
                 inputs.append(inp)
@@ -273,6 +254,7 @@ class CompiledFunction:
             if backward is None:
                 return None, None, None
         spec, slots = _slots.plan(rec, spec, len(rec.entries))
+        _inputs.bind_plan(rec, inputs, backward, slots, spec)
         return functools.partial(_rebuild, spec), backward, slots
 
 
@@ -304,8 +286,11 @@ def _give_back(inputs):
                 arg._accumulator = weakref.ref(acc)
 
 
-def _hold_counts(tensors):
-    return [(sys.getrefcount(t), sys.getrefcount(t._arr)) for t in tensors]
+def _hold_counts(owned):
+    """Per .grad tensor the tape assigns: the references to it but its leaves' (a leaf that still holds it is
+    assigned it again, as eager would assign a new one) and those to its array."""
+    return [(sys.getrefcount(t) - sum(leaf._grad is t for leaf in leaves), sys.getrefcount(t._arr))
+            for t, leaves in owned]
 
 
 def _escapes(t, created):

@@ -1,6 +1,7 @@
-"""Results a replay hands out in memory of their own instead of copies of the tape's buffers: the one entry
-that writes such a result is made again for a few buffers, and each replay writes into one that nobody holds
-any more (a result the user keeps from an earlier call never changes, as in eager)."""
+"""Results and .grads a replay hands out in memory of their own instead of writing them into memory the user
+may hold (or copying them out of the tape's buffers): the one entry that writes such a tensor is made again
+for a few buffers, and each replay writes into one that nobody holds any more (a result or a .grad the user
+keeps from an earlier call never changes, as in eager)."""
 import sys
 
 import numpy as np
@@ -14,54 +15,93 @@ KEEP = 4  # buffers a slot reuses; when the user holds all of them, the oldest s
 
 
 class Slot:
-    """One result's memory across replays: the buffers it writes in turn (the trace's own is the user's)."""
+    """One result's (or .grad's) memory across replays: the buffers it writes in turn (the trace's own is
+    the user's)."""
 
     def __init__(self, rec, position, root, shape, assigns, grad):
         self.position = position  # the entry that writes the result
-        self.recipe = rec.recipes[position]
+        # how to make that entry; an argument read in place changes it (compile/inputs.py), and `version`
+        # then tells the entries made before from those made on its current arrays
+        self.recipe, self.version = rec.recipes[position], 0
         self.root = root
+        # a prepared fill reads the value it fills from its result (dispatch's _prepare_host_full): a new buffer
+        # starts with it, as the trace left it (the user may write the trace's own buffer since)
+        self.first = root.flat[0] if root.size else None
         self.shape = shape  # the result's shape (its array is the buffer itself, or that buffer reshaped)
         self.assigns = assigns  # [(entry index, leaf)]: the result is also these leaves' .grad
+        self.leaves = tuple(leaf for _, leaf in assigns)
         self.dtype = None if grad is None else grad._dtype
-        self.buffers = []  # [buffer, its entry, its .grad assignments, its .grad tensor, reference counts]
+        # [buffer, its entry, its .grad assignments, its .grad tensor, reference counts, the entry's version]
+        self.buffers = []
+        self.used = None  # the buffer the tape writes now
         # what this call hands out (first the trace's own buffer and .grad tensor)
         self.current, self.grad = root, grad
 
     def choose(self, entries):
-        """Points the tape at a buffer nobody outside holds (a new one when the user holds them all)."""
+        """Points the tape at a buffer nobody outside holds (a new one when the user holds them all): the one
+        it writes now when free, else another."""
         self.current = self.grad = None  # (the references of the last call's result are not the user's)
-        for b in self.buffers:
-            if _counts(b) == b[4]:
-                break
-        else:
-            if len(self.buffers) >= KEEP:
-                self.buffers.pop(0)  # held by the user: it is theirs now
-            b = self._new_buffer()
-        entries[self.position] = b[1]
-        for (index, _), assign in zip(self.assigns, b[2]):
-            entries[index] = assign
+        b = self.used
+        # (_free written out for the usual .grad of one leaf: a replay runs this for every slot)
+        if b is None or sys.getrefcount(b[0]) != b[4][0] or (b[3] is not None and (
+                sys.getrefcount(b[3]) - (self.leaves[0]._grad is b[3]) != b[4][1] if len(self.leaves) == 1
+                else not self._free(b))):
+            for b in self.buffers:
+                if self._free(b):
+                    break
+            else:
+                if len(self.buffers) >= KEEP:
+                    self.buffers.pop(0)  # held by the user: it is theirs now
+                b = self._new_buffer()
+            entries[self.position] = b[1]
+            for (index, _), assign in zip(self.assigns, b[2]):
+                entries[index] = assign
+            self.used = b
+        if b[5] != self.version:
+            entries[self.position] = b[1] = self._entry(b[0])
+            b[5] = self.version
         self.current, self.grad = b[0], b[3]
+
+    def _free(self, b):
+        """Whether only the tape refers to buffer `b` and its .grad tensor, beside the leaves whose .grad it
+        is (a replay assigns them another: eager would drop it for a new one)."""
+        if sys.getrefcount(b[0]) != b[4][0]:
+            return False
+        if b[3] is None:
+            return True
+        held = sys.getrefcount(b[3])  # (before a local name refers to it too)
+        grad = b[3]
+        for leaf in self.leaves:
+            held -= leaf._grad is grad
+        return held == b[4][1]
 
     def array(self):
         buf = self.current
         return buf if buf.shape == self.shape else buf.reshape(self.shape)
 
-    def _new_buffer(self):
+    def _entry(self, buf):
+        """The entry writing the result into `buf`, made from the recipe."""
         fn, args, kwargs, out_kw, result = self.recipe
-        buf = np.empty_like(self.root)
         if isinstance(result, (list, tuple)):
             new = type(result)(buf if r is self.root else r for r in result)
         else:
             new = buf
+        return _recorder.make_entry(fn, args, kwargs, out_kw, new)
+
+    def _new_buffer(self):
+        buf = np.empty_like(self.root)
+        if self.first is not None:
+            buf.flat[0] = self.first
         grad = None
         assigns = []
         if self.assigns:
             grad = TensorBase._make(buf if buf.shape == self.shape else buf.reshape(self.shape), self.dtype)
             assigns = [_recorder.grad_assignment(leaf, grad) for _, leaf in self.assigns]
-        b = [buf, _recorder.make_entry(fn, args, kwargs, out_kw, new), assigns, grad]
+        b = [buf, self._entry(buf), assigns, grad]
         self.buffers.append(b)
-        del buf, new, grad, assigns
+        del buf, grad, assigns
         b.append(_counts(b))  # the tape's own references to the buffer and its .grad tensor
+        b.append(self.version)
         return b
 
 
@@ -84,7 +124,7 @@ def plan(rec, spec, forward_entries):
         if value is not None and value._arr is not None:
             assigned.setdefault(id(dispatch.storage(value._arr)), []).append((index, leaf, value))
     slots = []
-    shared = _copied_roots(spec, {})  # a buffer two results copy stays copied (a slot would leave one stale)
+    shared = copied_roots(spec, {})  # a buffer two results copy stays copied (a slot would leave one stale)
 
     def convert(s):
         kind = s[0]
@@ -97,26 +137,39 @@ def plan(rec, spec, forward_entries):
         _, arr, dtype, requires_grad, nr, plain, value = s
         slot = None if shared.get(id(dispatch.storage(arr)), 0) > 1 else \
             _slot_for(rec, arr, value, nr, users, assigned, forward_entries)
+        if slot is not None and any(slot.position == other.position for other in slots):
+            slot = None  # one entry with two results: a slot remakes it for its own alone
         if slot is None:
             return s[:6]
         slots.append(slot)
         return ("slot", slot, dtype, requires_grad, nr)
-    return convert(spec), slots
+    spec = convert(spec)
+    # a .grad the call assigns and does not return: a slot too, of any size (a replay writing into a .grad the
+    # user kept would change it, where eager makes a new one; the tape's grads held run eager, see
+    # Variant.aliased). One a result copies out of its buffer stays there.
+    served = {id(slot.root) for slot in slots} | shared.keys()
+    for key, grads in assigned.items():
+        value = grads[0][2]
+        if key not in served:
+            slot = _slot_for(rec, value._arr, value, None, users, assigned, forward_entries, 0)
+            if slot is not None and all(slot.position != other.position for other in slots):
+                slots.append(slot)
+    return spec, slots
 
 
-def _copied_roots(spec, counts):
+def copied_roots(spec, counts):
     """id(root) -> how many results the spec copies out of that buffer."""
     if spec[0] == "copy":
         key = id(dispatch.storage(spec[1]))
         counts[key] = counts.get(key, 0) + 1
     elif spec[0] in ("seq", "dict"):
         for s in (spec[2] if spec[0] == "seq" else spec[2].values()):
-            _copied_roots(s, counts)
+            copied_roots(s, counts)
     return counts
 
 
-def _slot_for(rec, arr, value, nr, users, assigned, forward_entries):
-    if arr.__class__ is not np.ndarray or arr.nbytes < MIN_BYTES or not arr.flags.c_contiguous or \
+def _slot_for(rec, arr, value, nr, users, assigned, forward_entries, min_bytes=MIN_BYTES):
+    if arr.__class__ is not np.ndarray or arr.nbytes < min_bytes or not arr.flags.c_contiguous or \
             (nr is not None and nr != -1):
         return None
     root = dispatch.storage(arr)
@@ -134,6 +187,10 @@ def _slot_for(rec, arr, value, nr, users, assigned, forward_entries):
     outputs = result if isinstance(result, (list, tuple)) else [result]
     if sum(r is root for r in outputs) != 1 or \
             any(dispatch.storage(a) is root for a in _recorder.arrays_of((args, list(kwargs.values())))):
+        return None
+    # another result of the entry that is a .grad: each buffer's entry would refer to its memory too, which
+    # the tape counts to see whether the user holds it (Variant.aliased); and the slot would write it alone
+    if any(r is not root and r is not None and id(dispatch.storage(r)) in assigned for r in outputs):
         return None
     return Slot(rec, position, root, arr.shape, [(i, leaf) for i, leaf, _ in grads], value if grads else None)
 

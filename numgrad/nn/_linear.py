@@ -13,6 +13,7 @@ from ..spec.table import ELEMENTWISE
 from ..node import record
 from ..ops import autocast
 from ..ops.indexing import index_put, long_index
+from ..ops.linalg import mm_laid_out
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
@@ -21,11 +22,20 @@ from ..kernels.dispatch import indexing as device_index
 
 
 def _addmm_backward(node, g):
-    bias_grad = None
+    bias_grad = input_grad = weight_grad = None
     if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
         bias_grad = g.sum(0) if node.input_shape(0) == (g.shape[1],) else g._sum_to(node.input_shape(0))
-    input_grad = g.mm(node.saved("weight")) if wants(node, 1) else None
-    weight_grad = g.t().mm(node.saved("input")) if wants(node, 2) else None
+    # as torch's mm_mat1_backward and mm_mat2_backward of input @ weight.t(): each gradient in its operand's
+    # layout, so that AccumulateGrad keeps it without a copy (a column-major weight's too; GPU arrays are C order)
+    input_column_major, weight_column_major = node.layouts
+    if wants(node, 1):
+        weight = node.saved("weight")
+        input_grad = mm_laid_out(weight.t(), g.t(), (g.shape[0], weight.shape[1]), transposed=True) \
+            if input_column_major else g.mm(weight)
+    if wants(node, 2):
+        input = node.saved("input")
+        weight_grad = mm_laid_out(input.t(), g, (g.shape[1], input.shape[1]), transposed=True) \
+            if weight_column_major else g.t().mm(input)
     return bias_grad, input_grad, weight_grad
 
 
@@ -57,8 +67,17 @@ def _addmm(input, weight, bias):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
     out = _plus_bias(dispatch.matmul(input._data, weight._data.T), bias, input._dtype, device)
     # each operand is kept only if the other one's gradient needs it
-    record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
-           {"input": input if weight._requires_grad else None, "weight": weight if input._requires_grad else None})
+    node = record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
+                  {"input": input if weight._requires_grad else None,
+                   "weight": weight if input._requires_grad else None})
+    if node is not None:
+        # torch's tests on the strides AddmmBackward0 saves: input (mat1) column-major, and weight.t() (mat2)
+        # column-major, which is weight in C order (written out: every Linear runs it). The operands' arrays
+        # are computed (_data would look for pending readers again); GPU arrays and gradients are C order.
+        x, w = input._arr, weight._arr
+        (rows, inner), (s0, s1), size, (w0, w1) = x.shape, x.strides, x.itemsize, w.strides
+        host = x.__class__ is np.ndarray
+        node.layouts = (host and s0 == size and s1 == rows * size, host and not (w1 == size and w0 == inner * size))
     return out
 
 

@@ -181,6 +181,7 @@ def step(opt, group, params, grads, keys):
             optim_kernels.many(name, operands, scalars)
         else:
             optim_kernels.many(name, [_padded([a[i] for i in indices], plan.pad) for a in operands], scalars)
+    operands[1] = None  # (the gradients are not the plan's: no reference to their memory until the next step)
     for vc in plan.vcs:
         vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
     return True

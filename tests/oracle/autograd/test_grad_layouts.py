@@ -7,22 +7,8 @@ import pytest
 import torch
 
 import numgrad
-from numgrad import node as node_module
 
 TOL = dict(rtol=1e-5, atol=1e-6)
-
-
-@pytest.fixture
-def layout_copies(monkeypatch):
-    """The shapes of the gradients AccumulateGrad copies into a leaf's layout."""
-    copies = []
-    original = node_module._copy_in_layout
-
-    def spy(grad, variable):
-        copies.append(grad.shape)
-        return original(grad, variable)
-    monkeypatch.setattr(node_module, "_copy_in_layout", spy)
-    return copies
 
 
 def _arrays(*shapes, seed=0):

@@ -16,6 +16,7 @@ from ..ops import join
 from ..ops import autocast
 from ..ops.linalg import mm_laid_out
 from ..ops.indexing import gather
+from ..tensor_base import TensorBase
 from ._common import constant, new_tensor, refuse_dtype, wants
 
 
@@ -65,6 +66,16 @@ def _grouped(t, groups):
     return t if groups == 1 else t.reshape(groups, t.shape[0] // groups, t.shape[1])
 
 
+def _blas_first_order(a, b):
+    """Whether a product of `a` and `b` in a backward can be one BLAS call on their arrays: a first-order
+    backward (no graph to record) of host float32 or float64 arrays, outside autocast."""
+    return not STATE.grad_enabled and STATE.autocast is None and a._dtype is b._dtype and \
+        a._dtype in _BLAS_DTYPES and dispatch.is_host(a._data) and dispatch.is_host(b._data)
+
+
+_BLAS_DTYPES = (dtypes.float32, dtypes.float64)
+
+
 def _conv_backward(node, g):
     x, weight, geo, groups = node.saved("input"), node.saved("weight"), node.saved("geometry"), node.saved("groups")
     out_channels = weight.shape[0]
@@ -74,7 +85,10 @@ def _conv_backward(node, g):
     if wants(node, 1):
         # create_graph needs the columns as a function of x; otherwise the forward's copy serves
         cols = im2col(x, geo) if STATE.grad_enabled else node.saved("columns")
-        if groups == 1:  # in the weight's own shape and memory: AccumulateGrad keeps it without a copy
+        if groups == 1 and _blas_first_order(g2, cols):
+            weight_grad = TensorBase._make(window.conv_weight_grad(g2._data, cols._data, tuple(weight.shape)),
+                                           g2._dtype)
+        elif groups == 1:  # in the weight's own shape and memory: AccumulateGrad keeps it without a copy
             weight_grad = mm_laid_out(g2, cols.mT, tuple(weight.shape))
         else:
             weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)

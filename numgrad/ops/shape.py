@@ -266,7 +266,12 @@ def expand(t, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                                f"Tensor sizes: [{', '.join(map(str, shape))}]")
-    out = view_of(t, dispatch.broadcast_view(t._data, tuple(target)))
+    target = tuple(target)
+    data = t._data
+    # the same shape (matmul expands each operand to the batch it has): the view broadcast_view would make,
+    # without NumPy's as_strided, which costs more than the rest of the op
+    same = target == shape and data.__class__ is np.ndarray
+    out = view_of(t, data.view() if same else dispatch.broadcast_view(data, target))
     record("ExpandBackward0", _expand_backward, [t], [out])
     return out
 

@@ -208,7 +208,8 @@ def _transpose_backward(node, g):
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):
     nd = t._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = view_of(t, np.swapaxes(t._data, d0, d1) if nd else t._data.view())  # 0-d: dims 0 and -1 are itself
+    # (the array's own method: np.swapaxes's Python wrapper costs as much again; 0-d: dims 0 and -1 are itself)
+    out = view_of(t, t._data.swapaxes(d0, d1) if nd else t._data.view())
     record(_name, _transpose_backward, [t], [out], {"dim0": d0, "dim1": d1})
     return out
 

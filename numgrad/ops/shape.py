@@ -127,7 +127,7 @@ def flatten(t, start_dim=0, end_dim=-1):
     if s == e:  # nothing to merge: torch returns the tensor itself, not a view
         return t
     shape = t._data.shape
-    return reshape(t, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
+    return reshape(t, *shape[:s], math.prod(shape[s:e + 1]), *shape[e + 1:])
 
 
 def unflatten(t, dim, sizes):

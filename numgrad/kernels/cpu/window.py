@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 from .. import loader
+from ..arrays import dtype_name
 from . import threads
 from .kernels import HEADER, LOOP_HEADER
 
@@ -230,5 +231,6 @@ _DTYPES = frozenset(("float32", "float64", "int8", "int16", "int32", "int64", "u
 
 
 def supports(dtype):
-    """Whether the kernels take arrays of `dtype` (others go NumPy's way)."""
-    return dtype.name in _DTYPES
+    """Whether the kernels take arrays of `dtype` (others go NumPy's way); by the remembered name (NumPy builds a
+    dtype's name on each read, which cost more than a kernel's other Python work)."""
+    return dtype_name(dtype) in _DTYPES

@@ -15,7 +15,9 @@ from ..node import record
 from ..ops import join
 from ..ops import autocast
 from ..ops.linalg import mm_laid_out
+from ..ops.reduction import row_sums_unrecorded
 from ..ops.indexing import gather
+from ..tensor_base import TensorBase
 from ._common import constant, new_tensor, refuse_dtype, wants
 
 
@@ -65,16 +67,30 @@ def _grouped(t, groups):
     return t if groups == 1 else t.reshape(groups, t.shape[0] // groups, t.shape[1])
 
 
+def _blas_first_order(a, b):
+    """Whether a product of `a` and `b` in a backward can be one BLAS call on their arrays: a first-order
+    backward (no graph to record) of host float32 or float64 arrays, outside autocast."""
+    return not STATE.grad_enabled and STATE.autocast is None and a._dtype is b._dtype and \
+        a._dtype in _BLAS_DTYPES and dispatch.is_host(a._data) and dispatch.is_host(b._data)
+
+
+_BLAS_DTYPES = (dtypes.float32, dtypes.float64)
+
+
 def _conv_backward(node, g):
     x, weight, geo, groups = node.saved("input"), node.saved("weight"), node.saved("geometry"), node.saved("groups")
     out_channels = weight.shape[0]
     # (N, O, oh, ow) -> (O, N*oh*ow), the layout of the forward product
-    g2 = _grouped(g.transpose(0, 1).reshape(out_channels, -1), groups)
+    rows = g.transpose(0, 1).reshape(out_channels, -1)
+    g2 = _grouped(rows, groups)
     input_grad = weight_grad = bias_grad = None
     if wants(node, 1):
         # create_graph needs the columns as a function of x; otherwise the forward's copy serves
         cols = im2col(x, geo) if STATE.grad_enabled else node.saved("columns")
-        if groups == 1:  # in the weight's own shape and memory: AccumulateGrad keeps it without a copy
+        if groups == 1 and _blas_first_order(g2, cols):
+            weight_grad = TensorBase._make(window.conv_weight_grad(g2._data, cols._data, tuple(weight.shape)),
+                                           g2._dtype)
+        elif groups == 1:  # in the weight's own shape and memory: AccumulateGrad keeps it without a copy
             weight_grad = mm_laid_out(g2, cols.mT, tuple(weight.shape))
         else:
             weight_grad = g2.matmul(_grouped(cols, groups).mT).reshape(*weight.shape)
@@ -82,7 +98,9 @@ def _conv_backward(node, g):
         w2 = _grouped(weight.reshape(out_channels, -1), groups)
         input_grad = col2im(w2.mT.matmul(g2).reshape(-1, g2.shape[-1]), geo, x.shape)
     if len(node.next_functions) > 2 and wants(node, 2):
-        bias_grad = g.sum((0, *range(2, g.dim())))
+        # first order: g.sum's fold over the very copy it would make of g (its rows are the bias's sums)
+        bias_grad = g.sum((0, *range(2, g.dim()))) if STATE.grad_enabled or not rows.is_contiguous() or \
+            not rows._dtype.is_floating_point else row_sums_unrecorded(rows)
     return input_grad, weight_grad, bias_grad
 
 

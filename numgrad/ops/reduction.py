@@ -132,9 +132,7 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
         acc = "float64" if out_dtype.is_floating_point else "int64"
         values = dispatch.asarray(lazy.fold_region(t, axes[0], "sum", acc)).reshape(_kept_shape(shape, axes, False))
     elif out_dtype.is_floating_point and t._dtype.is_floating_point and axes:  # float32 sums accumulate in double
-        data = t._data
-        values = (dispatch.small_float_sum if data.__class__ is np.ndarray and lazy.computes_at_once(data.size) else
-                  dispatch.float_sum)(REDUCTIONS["sum"], data, axes, out_dtype.np, _kept_shape(shape, axes, keepdim))
+        values = _float_sum(t._data, axes, out_dtype, _kept_shape(shape, axes, keepdim))
     else:
         acc = np.float64 if out_dtype.is_floating_point else np.int64
         values, _ = _fold("sum", t._data, axes, acc)  # bool and int64 fold into an int64 accumulator
@@ -147,6 +145,20 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
     record(name, _sum_backward, [t], [out], {"axes": axes, "keepdim": keepdim, "dim": dim,
                                               "self_sym_sizes": shape})
     return out
+
+
+def _float_sum(data, axes, out_dtype, kept):
+    """The values of a float sum over `axes` that are not one trailing run: the op table's fold, each kept
+    position's run of reduced elements in order, accumulated in float64 (a small array's at once)."""
+    return (dispatch.small_float_sum if data.__class__ is np.ndarray and lazy.computes_at_once(data.size) else
+            dispatch.float_sum)(REDUCTIONS["sum"], data, axes, out_dtype.np, kept)
+
+
+def row_sums_unrecorded(t):
+    """The sums of a contiguous 2-d float tensor's rows, recording nothing, by the fold (and so to the bit the
+    values) of a sum over dims that are not trailing, t.t()'s dim 0 say: a first-order backward that holds its
+    gradient transposed to (channels, rest) already sums a bias's gradient from it, without sum's copy."""
+    return TensorBase._make(_float_sum(t._data, (1,), t._dtype, (t._data.shape[0],)), t._dtype)
 
 
 def sum_to(t, shape):

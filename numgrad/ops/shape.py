@@ -127,7 +127,7 @@ def flatten(t, start_dim=0, end_dim=-1):
     if s == e:  # nothing to merge: torch returns the tensor itself, not a view
         return t
     shape = t._data.shape
-    return reshape(t, *shape[:s], int(np.prod(shape[s:e + 1])), *shape[e + 1:])
+    return reshape(t, *shape[:s], math.prod(shape[s:e + 1]), *shape[e + 1:])
 
 
 def unflatten(t, dim, sizes):
@@ -208,7 +208,8 @@ def _transpose_backward(node, g):
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):
     nd = t._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = view_of(t, np.swapaxes(t._data, d0, d1) if nd else t._data.view())  # 0-d: dims 0 and -1 are itself
+    # (the array's own method: np.swapaxes's Python wrapper costs as much again; 0-d: dims 0 and -1 are itself)
+    out = view_of(t, t._data.swapaxes(d0, d1) if nd else t._data.view())
     record(_name, _transpose_backward, [t], [out], {"dim0": d0, "dim1": d1})
     return out
 
@@ -266,7 +267,12 @@ def expand(t, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                                f"Tensor sizes: [{', '.join(map(str, shape))}]")
-    out = view_of(t, dispatch.broadcast_view(t._data, tuple(target)))
+    target = tuple(target)
+    data = t._data
+    # the same shape (matmul expands each operand to the batch it has): the view broadcast_view would make,
+    # without NumPy's as_strided, which costs more than the rest of the op
+    same = target == shape and data.__class__ is np.ndarray
+    out = view_of(t, data.view() if same else dispatch.broadcast_view(data, target))
     record("ExpandBackward0", _expand_backward, [t], [out])
     return out
 

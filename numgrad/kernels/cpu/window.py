@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 from .. import loader
+from ..arrays import dtype_name
 from . import threads
 from .kernels import HEADER, LOOP_HEADER
 
@@ -24,58 +25,90 @@ def _inside(off, sw, w, ow):
 {header}
 def im2col(start, stop, x, cols, g):
     n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
-    # cols is (c*kh*kw, n, oh, ow): row r is channel r // (kh*kw) at kernel offset (i, j)
+    # x is (n*c*h*w,) flat, cols (c*kh*kw*n*oh*ow,): row r is channel r // (kh*kw) at kernel offset (i, j).
+    # Flat arrays and unsigned positions, as max_pool: a view per output row and Numba's wrapping of signed
+    # indices cost more than the copies of these short rows (the convnet's (32, 8, 13, 13) input, 3x3, on one
+    # SkylakeX core: 140 -> 86 us)
     for r in range(start, stop):
         ch = r // (kh * kw)
         i = r // kw % kh
         j = r % kw
         off = j * dw - pw
         lo, hi = _inside(off, sw, w, ow)
+        ulo, uhi, uow = np.uint64(lo), np.uint64(hi), np.uint64(ow)
         for b in range(n):
+            plane = (b * c + ch) * h * w
             for y in range(oh):
+                d = np.uint64(((r * n + b) * oh + y) * ow)
                 iy = y * sh + i * dh - ph
                 if iy < 0 or iy >= h:
-                    for xo in range(ow):
-                        cols[r, b, y, xo] = 0
+                    for xo in range(np.uint64(0), uow):
+                        cols[d + xo] = 0
                     continue
-                for xo in range(lo):
-                    cols[r, b, y, xo] = 0
+                for xo in range(np.uint64(0), ulo):
+                    cols[d + xo] = 0
+                first = plane + iy * w + off
                 if sw == 1:  # contiguous on both sides: a vector copy
-                    src = x[b, ch, iy, lo + off:hi + off]
-                    dst = cols[r, b, y, lo:hi]
-                    for k in range(hi - lo):
-                        dst[k] = src[k]
+                    src = np.uint64(first)
+                    for xo in range(ulo, uhi):
+                        cols[d + xo] = x[src + xo]
                 else:
                     for xo in range(lo, hi):
-                        cols[r, b, y, xo] = x[b, ch, iy, xo * sw + off]
-                for xo in range(hi, ow):
-                    cols[r, b, y, xo] = 0
+                        cols[d + np.uint64(xo)] = x[np.uint64(first + xo * sw)]
+                for xo in range(uhi, uow):
+                    cols[d + xo] = 0
 
 
 {header}
 def col2im(start, stop, cols, out, g):
     n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
-    # out is (n*c, h, w), zeroed: plane p adds back every column entry read from it, offsets (i, j) in order
+    # cols is (c*kh*kw*n*oh*ow,) flat, out (n*c*h*w,) zeroed: plane p adds back every column entry read from
+    # it, offsets (i, j) in order (flat and unsigned as im2col: the convnet's 126 -> 101 us)
     for p in range(start, stop):
         b = p // c
         ch = p % c
+        plane = p * h * w
         for i in range(kh):
             for j in range(kw):
                 r = (ch * kh + i) * kw + j
                 off = j * dw - pw
                 lo, hi = _inside(off, sw, w, ow)
+                ulo, uhi = np.uint64(lo), np.uint64(hi)
                 for y in range(oh):
                     iy = y * sh + i * dh - ph
                     if iy < 0 or iy >= h:
                         continue
+                    src = np.uint64(((r * n + b) * oh + y) * ow)
+                    first = plane + iy * w + off
                     if sw == 1:  # contiguous on both sides: a vector add (distinct targets: same sums)
-                        dst = out[p, iy, lo + off:hi + off]
-                        src = cols[r, b, y, lo:hi]
-                        for k in range(hi - lo):
-                            dst[k] += src[k]
+                        dst = np.uint64(first)
+                        for xo in range(ulo, uhi):
+                            out[dst + xo] += cols[src + xo]
                     else:
                         for xo in range(lo, hi):
-                            out[p, iy, xo * sw + off] += cols[r, b, y, xo]
+                            out[np.uint64(first + xo * sw)] += cols[src + np.uint64(xo)]
+
+
+@njit(inline="always")
+def _pick(v, pos, best, where):
+    # the later value wins only when greater, or a NaN over a number: the first maximum, the first NaN (NumPy's
+    # argmax). Selects, not a branch: on random data the branch mispredicted half the time (the (32, 8, 26, 26)
+    # pool of the benchmark's convnet: 1.10 -> 0.78 ms)
+    take = (v > best) | ((v != v) & (best == best))
+    return (v if take else best), (pos if take else where)
+
+
+@njit(inline="always")
+def _window_max(x, base, y0, x0, i0, i1, j0, j1, w, dh, dw, lowest):
+    # one window's rows [i0, i1) and columns [j0, j1) in order, from `lowest` at the window's first position
+    best = lowest
+    where = y0 * w + x0
+    for i in range(i0, i1):
+        row_start = (y0 + i * dh) * w + x0
+        for j in range(j0, j1):
+            pos = row_start + j * dw
+            best, where = _pick(x[base + np.uint64(pos)], pos, best, where)
+    return best, where
 
 
 {header}
@@ -88,37 +121,38 @@ def max_pool(start, stop, x, values, indices, g, lowest):
     # cost more than its reads (the (32, 8, 26, 26) pool of the benchmark's convnet: 0.73 -> 0.56 ms).
     # Flat arrays and unsigned positions: a row view per window row and Numba's wrapping of signed indices
     # cost a quarter of the time (the same pool on a znver5 core: 440 -> 320 us; 3x3, stride 2, padding 1:
-    # 1070 -> 820 us)
+    # 1070 -> 820 us). A 2x2 window wholly inside is read unrolled, each row's pair picked, then the rows:
+    # `_pick` is associative, so the pairs give the one pass's result, with no loops to count (the convnet's
+    # pool on one SkylakeX core: 444 -> 210 us).
     plane = h * w
+    pairs = kh == 2 and kw == 2 and dh == 1 and dw == 1
     for p in range(start, stop):
         base = np.uint64(p * plane)
         out_row = p * oh * ow
         for y in range(oh):
             y0 = y * sh - ph
-            if y0 >= 0 and y0 + (kh - 1) * dh < h:
+            rows_inside = y0 >= 0 and y0 + (kh - 1) * dh < h
+            if rows_inside:
                 i0, i1 = 0, kh
             else:
                 i0 = max(0, (-y0 + dh - 1) // dh)
                 i1 = min(kh, (h - y0 + dh - 1) // dh)
             for xo in range(ow):
                 x0 = xo * sw - pw
-                if x0 >= 0 and x0 + (kw - 1) * dw < w:
-                    j0, j1 = 0, kw
+                columns_inside = x0 >= 0 and x0 + (kw - 1) * dw < w
+                if pairs and rows_inside and columns_inside:
+                    a = y0 * w + x0
+                    b = a + w
+                    best, where = _pick(x[base + np.uint64(a + 1)], a + 1, x[base + np.uint64(a)], a)
+                    below, below_where = _pick(x[base + np.uint64(b + 1)], b + 1, x[base + np.uint64(b)], b)
+                    best, where = _pick(below, below_where, best, where)
                 else:
-                    j0 = max(0, (-x0 + dw - 1) // dw)
-                    j1 = min(kw, (w - x0 + dw - 1) // dw)
-                best = lowest
-                where = y0 * w + x0
-                for i in range(i0, i1):
-                    row_start = (y0 + i * dh) * w + x0
-                    for j in range(j0, j1):
-                        pos = row_start + j * dw
-                        v = x[base + np.uint64(pos)]
-                        # selects, not a branch: on random data the branch mispredicted half the time
-                        # (the (32, 8, 26, 26) pool of the benchmark's convnet: 1.10 -> 0.78 ms)
-                        take = (v > best) | ((v != v) & (best == best))
-                        best = v if take else best
-                        where = pos if take else where
+                    if columns_inside:
+                        j0, j1 = 0, kw
+                    else:
+                        j0 = max(0, (-x0 + dw - 1) // dw)
+                        j1 = min(kw, (w - x0 + dw - 1) // dw)
+                    best, where = _window_max(x, base, y0, x0, i0, i1, j0, j1, w, dh, dw, lowest)
                 o = np.uint64(out_row + y * ow + xo)
                 values[o] = best
                 indices[o] = where
@@ -147,7 +181,7 @@ def im2col(x, g, out=None):
     """(c*kh*kw, n*oh*ow) columns of (n, c, h, w) array `x` for geometry tuple `g` (into C-order `out`)."""
     n, c, _, _, kh, kw, _, _, _, _, _, _, oh, ow = g
     out = np.empty((c * kh * kw, n * oh * ow), x.dtype) if out is None else out
-    _over(_module().im2col, c * kh * kw, out.size, np.ascontiguousarray(x), out.reshape(c * kh * kw, n, oh, ow), g)
+    _over(_module().im2col, c * kh * kw, out.size, np.ascontiguousarray(x).reshape(-1), out.reshape(-1), g)
     return out
 
 
@@ -159,8 +193,7 @@ def col2im(cols, g, out=None):
         out = np.zeros((n, c, h, w), cols.dtype)
     else:
         out.fill(0)
-    _over(_module().col2im, n * c, cols.size, np.ascontiguousarray(cols).reshape(c * kh * kw, n, oh, ow),
-          out.reshape(n * c, h, w), g)
+    _over(_module().col2im, n * c, cols.size, np.ascontiguousarray(cols).reshape(-1), out.reshape(-1), g)
     return out
 
 
@@ -198,5 +231,6 @@ _DTYPES = frozenset(("float32", "float64", "int8", "int16", "int32", "int64", "u
 
 
 def supports(dtype):
-    """Whether the kernels take arrays of `dtype` (others go NumPy's way)."""
-    return dtype.name in _DTYPES
+    """Whether the kernels take arrays of `dtype` (others go NumPy's way); by the remembered name (NumPy builds a
+    dtype's name on each read, which cost more than a kernel's other Python work)."""
+    return dtype_name(dtype) in _DTYPES

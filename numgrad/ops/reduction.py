@@ -122,11 +122,11 @@ def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
     axes = _axes(t, dim)
     out_dtype = dtype or (t._dtype if t._dtype.is_floating_point else dtypes.int64)
     shape = t._shape
-    if any(shape[a] == 0 for a in axes):
+    if 0 in shape and any(shape[a] == 0 for a in axes):
         values = dispatch.zeros(_kept_shape(shape, axes, False), out_dtype.np, t._data)
-    elif axes and STATE.fusion and 0 not in shape and axes == tuple(range(axes[0], len(shape))) and\
-            out_dtype.is_floating_point == t._dtype.is_floating_point and _fold_leaf(t) and\
-            not lazy.is_small_and_computed(t):
+    elif axes and STATE.fusion and 0 not in shape and not lazy.is_small_and_computed(t) and\
+            axes == tuple(range(axes[0], len(shape))) and\
+            out_dtype.is_floating_point == t._dtype.is_floating_point and _fold_leaf(t):
         # trailing dims: one pass with several accumulators; a pending elementwise region is summed
         # inside that pass, never stored (bool and int64 sum into int64, floats into float64)
         acc = "float64" if out_dtype.is_floating_point else "int64"

@@ -11,7 +11,7 @@ from ._core.device import CPU
 from ._core.hooks import HookDict, add_hook
 from ._core.messages import (DETACH_VIEW_INPLACE, INFERENCE_INPLACE, INTERNAL_OVERLAP, LEAF_INPLACE,
                              MULTI_OUTPUT_VIEW_NO_GRAD, NO_GRAD_VIEW_REASON, NON_LEAF_GRAD, NON_LEAF_REQUIRES_GRAD,
-                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE, op_name)
+                             PARTIAL_OVERLAP, VIEW_OF_LEAF_INPLACE, multi_output_view_written, op_name)
 from ._core.shapes import Size, wrap_dim
 from ._core.state import STATE
 from .kernels import tape
@@ -425,10 +425,7 @@ class TensorBase:
             if self._requires_grad and self._grad_fn is None and self._base is None:
                 raise RuntimeError(LEAF_INPLACE)  # a view's own refusals come first (handle_view_on_rebase)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
-                raise RuntimeError(f"Output {self._output_nr} of {op_name(self._grad_fn)} is a view and is being "
-                                   "modified inplace. This view is the output of a function that returns multiple "
-                                   "views. Such functions do not allow the output views to be modified inplace. You "
-                                   "should replace the inplace operation by an out-of-place one.")
+                raise RuntimeError(multi_output_view_written(self._output_nr, op_name(self._grad_fn)))
             if self._multi_output == "no grad" and (self._requires_grad or _any_requires_grad(inputs)):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
             if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self)

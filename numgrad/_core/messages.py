@@ -51,3 +51,11 @@ MULTI_OUTPUT_VIEW_NO_GRAD = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
     "of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. "
     "You should replace the inplace operation by an out-of-place one.")
+
+
+def multi_output_view_written(output_nr, op):
+    """torch's handle_view_on_rebase for an in-place write of an unbind/split output (or a view of one) that
+    requires grad: `op` names the view's grad_fn as the error shows it (Split, Unbind, AsStrided, ...)."""
+    return (f"Output {output_nr} of {op} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one.")

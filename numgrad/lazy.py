@@ -264,16 +264,17 @@ def compute_small(entry, args, np_dtype, out_dtype, shape, n):
     return call.run(args), call
 
 
+# how a SmallCall turns an argument into a kernel operand: the array itself (one dim, C order), its flat view, its
+# one value (one element, or broadcast from one), operand_array's general way (a broadcast or a cast), a scalar
+WHOLE, FLAT, ONE, GENERAL, SCALAR = range(5)
+
+
 class SmallCall:
     """One small-tensor-path call of an op on one signature of arguments (the tensors' dtypes, shapes and
     strides, the scalars' types), worked out once: how each argument becomes a kernel operand, the kernel, the
     result's dtype and shape. elementwise.apply keeps it for the next call of that signature."""
 
-    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands", "is_array")
-
-    # how an argument becomes an operand: the array itself (one dim, C order), its flat view, its one value
-    # (one element, or broadcast from one), operand_array's general way (a broadcast or a cast), a scalar
-    WHOLE, FLAT, ONE, GENERAL, SCALAR = range(5)
+    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands")
 
     def __init__(self, entry, args, np_dtype, out_dtype, shape, n):
         self.entry, self.np_dtype, self.out_dtype, self.shape, self.n = entry, np_dtype, out_dtype, shape, n
@@ -282,32 +283,32 @@ class SmallCall:
         for a, nm in zip(args, entry.inputs):
             kind = BOOL if nm in entry.bool_inputs else np_dtype
             if not hasattr(a, "_lazy"):
-                how = self.SCALAR
+                how = SCALAR
             else:
                 arr = a._arr
                 if arr.shape == shape and arr.dtype == kind and arr.flags.c_contiguous:
-                    how = self.WHOLE if arr.ndim == 1 else self.FLAT
+                    how = WHOLE if arr.ndim == 1 else FLAT
                 elif arr.size == 1 or (arr.size and not any(arr.strides)):  # (operand_array's scalar case)
-                    how = self.ONE
+                    how = ONE
                 else:
-                    how = self.GENERAL
+                    how = GENERAL
             operands.append((how, kind))
-            is_array.append(how in (self.WHOLE, self.FLAT, self.GENERAL))
-        self.operands, self.is_array = tuple(operands), tuple(is_array)
-        self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, self.is_array,
+            is_array.append(how in (WHOLE, FLAT, GENERAL))
+        self.operands = tuple(operands)
+        self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, tuple(is_array),
                                                         entry.forward_outputs, KERNEL_DTYPE[np_dtype])
 
     def run(self, args):
         """The result's array for arguments of this call's signature."""
         kargs = []
         for a, (how, kind) in zip(args, self.operands):
-            if how == 0:
+            if how == WHOLE:
                 kargs.append(a._arr)
-            elif how == 1:
+            elif how == FLAT:
                 kargs.append(a._arr.reshape(-1))
-            elif how == 4:
+            elif how == SCALAR:
                 kargs.append(kind.type(a))
-            elif how == 2:
+            elif how == ONE:
                 kargs.append(kind.type(a._arr.flat[0]))
             else:
                 kargs.append(operand_array(a._arr, self.shape, self.n, kind))

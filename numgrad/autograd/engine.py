@@ -122,7 +122,6 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         if deps.get(n, 0) == 0:
             ready.push(n)
     fuse = STATE.fusion and not create_graph and not ANOMALY.enabled  # anomaly mode checks node by node
-    small_max = -1 if tape.active else lazy.SMALL_MAX  # (lazy.fuses, for the loop: no small region fuses)
     captured = {}
 
     precomputed = {}  # members of a fused region already run -> their results, sent when they pop
@@ -188,8 +187,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
             # _fused_region's first tests inlined: no call for the nodes it would turn away at once (a small one)
             region = _fused_region(node, grad_list, deps, needed, targets)\
-                if fuse and node.__class__.__base__ is ElementwiseBackward and \
-                node.out_numel > small_max else None
+                if fuse and node.__class__.__base__ is ElementwiseBackward and lazy.fuses(node.out_numel) else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
                     tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",

@@ -309,14 +309,13 @@ class ElementwiseBackward(Node):
 
     def _refuse_if_not_implemented(self):
         # torch's error node (NotImplemented) raises whenever it runs; a named node only for a needed input
-        if self.plan.not_implemented or self.entry.node == NOT_IMPLEMENTED_NODE:
+        if self.plan.not_implemented or self.plan.not_implemented_node:
             raise RuntimeError(f"derivative for aten::{self.entry.aten or self.entry.name}{'_' * self.in_place} is not "
                                "implemented")
 
     def apply(self, grads):
         plan = self.plan
-        if plan.not_implemented or plan.not_implemented_node:
-            self._refuse_if_not_implemented()
+        self._refuse_if_not_implemented()
         g = grads[0]
         check_saved_versions(self)
         saved, values = self._saved, []
@@ -474,11 +473,8 @@ def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
     if tape.profiler is not None:
         return dispatch.run_small_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
                                               [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
-    key = (tuple(is_array), np_dtype)
-    kernel = plan.small_kernels.get(key)
-    if kernel is None:
-        kernel = plan.small_kernels[key] = dispatch.small_elementwise_kernel(
-            plan.kernel_name, plan.kernel_inputs, key[0], plan.exprs, KERNEL_DTYPE[np_dtype])
+    kernel = dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
+                                               KERNEL_DTYPE[np_dtype])
     outs = [np.empty(n, np_dtype) for _ in plan.exprs]
     kernel(0, n, *args, *outs)
     return outs
@@ -536,7 +532,6 @@ class BackwardPlan(typing.NamedTuple):
     save_args: tuple  # (torch's saved name, argument index; -1: the result) of each saved value
     target_edges: tuple  # for expr_targets, passed and zero in turn: (name, its index in differentiable)
     operand_is_bool: tuple  # per kernel operand (g, then the saved values): whether it is read as bool
-    small_kernels: dict  # (which operands are arrays, dtype) -> the kernel of the small-tensor path
     not_implemented_node: bool  # the entry's node is torch's error node (NotImplemented)
 
 
@@ -577,7 +572,7 @@ def _plan(name, pattern):
                             nm for nm in entry.grads if entry.grads[nm] != NOT_IMPLEMENTED)),
                         edge_args, meta_args, save_args,
                         tuple((nm, differentiable.index(nm)) for nm in (*targets, *passed, *zero)),
-                        (False, *(nm in entry.bool_inputs for nm in used)), {}, entry.node == NOT_IMPLEMENTED_NODE)
+                        (False, *(nm in entry.bool_inputs for nm in used)), entry.node == NOT_IMPLEMENTED_NODE)
 
 
 class _FloorQuotients(ast.NodeTransformer):

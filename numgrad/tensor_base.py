@@ -415,23 +415,25 @@ class TensorBase:
         return t
 
     # ---- in-place machinery -------------------------------------------------------------------
-    def _check_inplace(self, autograd=True, inputs=()):
+    def _check_inplace(self, autograd=True, inputs=(), view_op=None):
         """torch's refusals of an in-place write; a non-differentiable op (autograd=False: logical_not_) skips
         the autograd ones, as torch does. An output of unbind/split made without grad refuses a write only of an
-        input that requires grad (`inputs`: the op's operands), before the op's own checks of them."""
+        input that requires grad (`inputs`: the op's operands), before the op's own checks of them. `view_op`
+        names the view written, where torch writes through another view than numgrad (fill_diagonal_: AsStrided)."""
         if self._is_inference and not STATE.inference:
             raise RuntimeError(INFERENCE_INPLACE)
         if STATE.grad_enabled and autograd:
             if self._requires_grad and self._grad_fn is None and self._base is None:
                 raise RuntimeError(LEAF_INPLACE)  # a view's own refusals come first (handle_view_on_rebase)
             if self._multi_output == "grad" and self._requires_grad and self._grad_fn is not None:
-                raise RuntimeError(multi_output_view_written(self._output_nr, op_name(self._grad_fn)))
+                raise RuntimeError(multi_output_view_written(self._output_nr, view_op or op_name(self._grad_fn)))
             if self._multi_output == "no grad" and (self._requires_grad or _any_requires_grad(inputs)):
                 raise RuntimeError(MULTI_OUTPUT_VIEW_NO_GRAD)
             if self._no_grad_view is not None and (self._requires_grad or _base_requires_grad(self)
                                                    or _any_requires_grad(inputs)):
+                op = view_op or op_name(self._grad_fn)
                 what = "A view was created" if self._grad_fn is None else \
-                    f"Output {self._output_nr} of {op_name(self._grad_fn)} is a view of a view which was created"
+                    f"Output {self._output_nr} of {op} is a view of a view which was created"
                 raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
                                    + NO_GRAD_VIEW_REASON)
             base = self._base  # torch: the view requires grad (its own history, or its base's) and its base is a leaf

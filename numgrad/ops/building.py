@@ -3,8 +3,6 @@ block_diag, vander, argwhere, isin, and Tensor.fill_diagonal_'s writes through d
 import numpy as np
 
 from .._core import dtypes
-from .._core.messages import multi_output_view_written
-from .._core.state import STATE
 from ..kernels import dispatch
 from ..node import record
 from ..tensor_base import TensorBase
@@ -151,8 +149,6 @@ def fill_diagonal_(self, fill_value, wrap=False):
         diagonal = self if start == 0 else self[start:]
         while len(diagonal.shape) > 1:
             diagonal = diagonal.diagonal(0, 0, -1)
-        if STATE.grad_enabled and diagonal._multi_output == "grad" and diagonal._requires_grad and \
-                diagonal._grad_fn is not None:  # torch writes through self.as_strided(...): its refusal names that
-            raise RuntimeError(multi_output_view_written(0, "AsStrided"))
+        diagonal._check_inplace(view_op="AsStrided")  # torch writes through self.as_strided(...): its refusals name it
         diagonal.fill_(fill_value)
     return self

@@ -23,6 +23,7 @@ INFERENCE_SAVE = ("Inference tensors cannot be saved for backward. Please do not
                   "`torch.inference_mode()`.")
 
 _sequence = itertools.count()
+next_sequence = _sequence.__next__  # a new node's number
 # torch numbers nodes in the order they are recorded and runs the ready one with the highest number first;
 # AccumulateGrad and error nodes (NotImplemented) take the largest number, so they run as soon as ready
 LAST = 2 ** 64 - 1
@@ -49,7 +50,7 @@ class Node:
     takes_pending_grad = False
 
     def __init__(self):
-        self._seq = next(_sequence)
+        self._seq = next_sequence()
         self._saved = {}
         if ANOMALY.enabled:  # the forward call that made this node, named when its backward fails
             self.metadata["traceback_"] = user_stack()
@@ -461,6 +462,9 @@ def _copy_in_layout(grad, variable):
     return out
 
 
+_ADD_INPUTS, _ADD_OUTPUTS, _TWO_ARRAYS = ("a", "b"), (("out", "a + b"),), (True, True)
+
+
 def add_into(acc, g):
     """acc += g without recording: .grad accumulation outside create_graph."""
     arr, other = acc._data, g._data
@@ -468,10 +472,16 @@ def add_into(acc, g):
             not acc._dtype.is_narrow:  # (a half type adds through its own rounding: add_)
         flat = arr.reshape(-1)
         n = flat.size
+        if flat.__class__ is np.ndarray and other.__class__ is np.ndarray and other.flags.c_contiguous and \
+                lazy.computes_at_once(n) and tape.profiler is None:  # the usual small case: the kernel at once
+            dispatch.small_elementwise_kernel("add", _ADD_INPUTS, _TWO_ARRAYS, _ADD_OUTPUTS, dtype_name(flat.dtype))(
+                0, n, flat, other.reshape(-1), flat)
+            acc._vc[0] += 1
+            return
         other = dispatch.contiguous(other).reshape(-1)
         run = dispatch.run_small_elementwise if lazy.computes_at_once(n) and \
             flat.__class__ is np.ndarray and other.__class__ is np.ndarray else dispatch.run_elementwise
-        run("add", ("a", "b"), (("out", "a + b"),), [flat, other], None, n, dtype_name(flat.dtype), outs=[flat])
+        run("add", _ADD_INPUTS, _ADD_OUTPUTS, [flat, other], None, n, dtype_name(flat.dtype), outs=[flat])
         acc._vc[0] += 1
     else:
         acc.add_(g)

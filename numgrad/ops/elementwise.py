@@ -11,11 +11,12 @@ from .._core import dtypes
 from .._core.device import CPU
 from .._core.grad_mode import no_grad
 from .._core.shapes import broadcast_shapes
-from .._core.state import STATE
+from .._core.state import ANOMALY, STATE
+from .._core.warn import user_stack
 from ..kernels import dispatch, lower, scalar_rules, tape
 from ..lazy import BOOL, KERNEL_DTYPE, compute_now, operand_array
 from ..node import LAST, AccumulateGrad, Node, SavedTensor, check_differentiable, check_saved_versions, edge_of, \
-    record
+    next_sequence, record
 from ..spec.table import ELEMENTWISE, NOT_IMPLEMENTED, NOT_IMPLEMENTED_NODE, SUB_BOOL
 from ..tensor_base import TensorBase, check_same_device, wants_grad
 from . import creation
@@ -253,7 +254,11 @@ class ElementwiseBackward(Node):
     single pass; with create_graph the same derivative expressions run as differentiable tensor ops."""
 
     def __init__(self, entry, args, result, compute):
-        super().__init__()
+        # (Node.__init__, inlined: a node is made on every recorded op)
+        self._seq = next_sequence()
+        self._saved = saved = {}
+        if ANOMALY.enabled:
+            self.metadata["traceback_"] = user_stack()
         self.entry, self.compute = entry, compute
         pattern = []  # each argument's role (see _role), inlined: a node is made on every recorded op
         for a in args:
@@ -278,7 +283,6 @@ class ElementwiseBackward(Node):
             meta[nm] = (args[i]._shape, args[i]._dtype)
         self.out_shape = shape = result._shape
         self.out_numel = math.prod(shape)
-        saved = self._saved
         for attr, i in plan.save_args:  # Node.save, inlined (an exponent is a plain value)
             value = result if i < 0 else args[i]
             saved[attr] = SavedTensor(value, self, i < 0) if isinstance(value, TensorBase) else value
@@ -327,8 +331,15 @@ class ElementwiseBackward(Node):
         # torch's formula fails after unpacking what the node saved, when a gradient it computes is wanted
         if self.refusal is not None and self._refusal_applies():
             raise self.refusal[0](self.refusal[1].replace("{default}", dtypes.get_default_dtype().word))
-        creating_graph = STATE.grad_enabled
-        results = self._tensor_mode(g, values) if creating_graph else self._kernel_mode(g, values)
+        if STATE.grad_enabled:
+            results = self._tensor_mode(g, values)
+        else:
+            if plan.exprs and not plan.passed and not plan.zero and self.out_numel <= lazy.SMALL_MAX and \
+                    not tape.active and tape.profiler is None and g._arr.__class__ is np.ndarray:
+                out = self._small_gradients(g, values)
+                if out is not None:
+                    return out
+            results = self._kernel_mode(g, values)
         out = []
         for nm in plan.differentiable:
             r = results.get(nm)
@@ -339,6 +350,55 @@ class ElementwiseBackward(Node):
                 if r._dtype is not dtype:
                     r = r.to(dtype)
             out.append(r)
+        return out
+
+    def _small_gradients(self, g, values):
+        """apply's result for a small gradient in host memory, each computed gradient taking its input's shape
+        and dtype: the backward kernel called at once on C-order operands of the result's shape (a scalar for a
+        Python number), without the general path's layers; None for any other operand (broadcast, strided,
+        cast), which _kernel_results makes."""
+        plan, shape, n = self.plan, self.out_shape, self.out_numel
+        np_dtype = self.compute.np
+        one_dim = len(shape) == 1
+        garr = g._arr
+        if self.compute.is_narrow or garr.shape != shape or garr.dtype != np_dtype:
+            return None
+        if garr.flags.c_contiguous:
+            args, is_array = [garr if one_dim else garr.reshape(-1)], [True]
+        elif n and not any(garr.strides):  # one value expanded (a full sum's gradient): read as a scalar
+            args, is_array = [np_dtype.type(garr.flat[0])], [False]
+        else:
+            return None
+        for v, is_bool in zip(values, plan.bool_used):
+            if isinstance(v, TensorBase):
+                a = v._arr
+                if a.__class__ is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
+                        a.dtype != (BOOL if is_bool else np_dtype):
+                    return None
+                args.append(a if one_dim else a.reshape(-1))
+                is_array.append(True)
+            elif isinstance(v, (int, float)):
+                args.append((BOOL if is_bool else np_dtype).type(v))
+                is_array.append(False)
+            else:
+                return None
+        outs = []
+        for _ in plan.exprs:
+            outs.append(np.empty(n, np_dtype))
+        dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
+                                          KERNEL_DTYPE[np_dtype])(0, n, *args, *outs)
+        compute, meta, results = self.compute, self.meta, {}
+        for nm, flat in zip(plan.expr_targets, outs):
+            r = TensorBase._make(flat if one_dim else flat.reshape(shape), compute)
+            in_shape, dtype = meta[nm]
+            if in_shape != shape:
+                r = r._sum_to(in_shape)
+            if dtype is not compute:
+                r = r.to(dtype)
+            results[nm] = r
+        out = []
+        for nm in plan.differentiable:
+            out.append(results.get(nm))
         return out
 
     def _kernel_mode(self, g, values):

@@ -111,12 +111,22 @@ def _sum_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g)),)
 
 
+_WHOLE_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
 # sum(t) and sum(t, dim=None) are different overloads in torch (SumBackward0 / SumBackward1, MeanBackward0
 # / MeanBackward1): a dim left out is this marker, a dim given as None is None
 _NO_DIM = type("NoDim", (), {"__repr__": lambda self: "None"})()
 
 
 def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
+    if dim is _NO_DIM and dtype is None:  # the usual loss `z.sum()` of a small float tensor: one kernel at once
+        arr = t._arr
+        if arr.__class__ is np.ndarray and 0 < arr.size <= lazy.SMALL_MAX and arr.dtype in _WHOLE_SUM_DTYPES and\
+                arr.flags.c_contiguous and not tape.active and tape.profiler is None:
+            out = TensorBase._make(dispatch.small_whole_sum(REDUCTIONS["sum"], arr, arr.dtype), t._dtype)
+            record("SumBackward0", _sum_backward, [t], [out], {"axes": tuple(range(arr.ndim)), "keepdim": False,
+                                                                "dim": None, "self_sym_sizes": t._shape})
+            return out
     named = dim is not _NO_DIM
     dim = None if not named else dim
     axes = _axes(t, dim)

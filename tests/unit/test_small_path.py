@@ -208,3 +208,74 @@ def test_a_repeated_signature_follows_the_default_dtype():
             assert (numgrad.arange(3) * 2.5).dtype is default
     finally:
         numgrad.set_default_dtype(previous)
+
+
+# ---- a small backward (ElementwiseBackward._small_gradients) and a small whole sum -------------------
+def _backward_cases():
+    rng = np.random.default_rng(3)
+    f32 = rng.standard_normal((3, 4)).astype(np.float32)
+    g32 = rng.standard_normal((3, 4)).astype(np.float32)
+    return [
+        ("x * x", lambda lib, a, b: a * a),  # one operand twice: one gradient of two terms
+        ("(x + 1) * y", lambda lib, a, b: (a + 1) * b),  # two gradients from one kernel
+        ("broadcast row", lambda lib, a, b: a * b[0]),  # b's gradient summed back to its shape
+        ("float64 * float32", lambda lib, a, b: a.double() * b),  # gradients cast back to each input's dtype
+        ("pow by a number", lambda lib, a, b: a.abs() ** 1.5 + b ** 2),  # a Python number among the operands
+        ("where", lambda lib, a, b: lib.where(a > 0, a, b)),  # a bool operand
+        ("sum's expanded gradient", lambda lib, a, b: a * b),  # g of one value read as a scalar
+        ("transposed", lambda lib, a, b: a.t() * b.t()),  # strided operands: the general path
+    ], f32, g32
+
+
+@pytest.mark.parametrize("case", range(len(_backward_cases()[0])))
+def test_a_small_backward_matches_the_fused_path_bitwise_and_torch(case):
+    cases, a0, b0 = _backward_cases()
+    name, fn = cases[case]
+
+    def run(lib):
+        a, b = lib.tensor(a0, requires_grad=True), lib.tensor(b0, requires_grad=True)
+        out = fn(lib, a, b)
+        (out.sum() if name == "sum's expanded gradient" else (out * out).sum()).backward()
+        return a.grad, b.grad
+
+    for _ in range(2):  # a repeated signature too
+        small = run(numgrad)
+        with fused_at_every_size():
+            fused = run(numgrad)
+        expected = run(torch)
+        for s, f, t in zip(small, fused, expected):
+            if t is None:  # an input the output does not read
+                assert s is None and f is None
+                continue
+            assert str(s.dtype) == str(t.dtype) and s.stride() == t.stride()
+            np.testing.assert_array_equal(s.numpy(), f.numpy())
+            np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("values", [
+    [1.5, -2.25, 3.0], [-0.0, -0.0], [3e38, 3e38, -1.0], [np.inf, -np.inf], [np.nan, 1.0], [7.0],
+    np.random.default_rng(4).standard_normal((5, 6)).tolist(), 2.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_small_whole_sum_is_the_general_folds_and_torchs(values, dtype):
+    x0 = np.array(values, dtype)
+    x = numgrad.tensor(x0, requires_grad=True)
+    s = x.sum()
+    general = x.sum(dim=tuple(range(x.dim())))  # the general path's fold over every dim
+    tx = torch.tensor(x0, requires_grad=True)
+    ts = tx.sum()
+    assert s.grad_fn.name() == "SumBackward0" and str(s.dtype) == str(ts.dtype) and s.shape == ts.shape
+    np.testing.assert_array_equal(s.detach().numpy(), general.detach().numpy())
+    assert np.signbit(s.item()) == np.signbit(ts.item()) or np.isnan(ts.item())  # a sum of -0.0s is +0.0
+    np.testing.assert_allclose(s.item(), ts.item(), rtol=1e-6 if dtype == np.float32 else 1e-15)
+    s.backward()
+    ts.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_a_small_whole_sum_of_a_strided_or_half_tensor_takes_the_general_path():
+    x0 = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for t, expected in ((numgrad.tensor(x0).t(), 66.0), (numgrad.tensor(x0)[:, ::2], 30.0),
+                        (numgrad.tensor(x0, dtype=numgrad.float16), 66.0),
+                        (numgrad.tensor(x0, dtype=numgrad.bfloat16), 66.0)):
+        s = t.sum()
+        assert s.item() == expected and s.dtype is t.dtype

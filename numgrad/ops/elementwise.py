@@ -276,7 +276,13 @@ class ElementwiseBackward(Node):
         # (loops, not comprehensions, which cost a call each on Python 3.11)
         edges = []
         for i in plan.edge_args:
-            edges.append(edge_of(args[i]) if i >= 0 else (None, 0))
+            if i < 0:
+                edges.append((None, 0))
+                continue
+            a = args[i]
+            fn = a._grad_fn
+            # (edge_of's usual case inlined: a non-view with a grad_fn; the argument requires grad, see pattern)
+            edges.append((fn, a._output_nr) if fn is not None and a._base is None else edge_of(a))
         self.next_functions = tuple(edges)
         self.meta = meta = {}
         for nm, i in plan.meta_args:

@@ -325,10 +325,20 @@ class ElementwiseBackward(Node):
 
     def apply(self, grads):
         plan = self.plan
-        self._refuse_if_not_implemented()
+        if plan.not_implemented or plan.not_implemented_node:
+            self._refuse_if_not_implemented()
         g = grads[0]
-        check_saved_versions(self)
         saved, values = self._saved, []
+        # check_saved_versions, which raises for the first modified one in torch's order, called only when one
+        # was modified (what the node saved is what it reads, and its result when saves_result)
+        if plan.saves_result:
+            check_saved_versions(self)
+        else:
+            for attr in plan.saved_attrs:
+                v = saved[attr]
+                if v.__class__ is SavedTensor and v.vc[0] != v.version:
+                    check_saved_versions(self)
+                    break
         for attr in plan.saved_attrs:  # (Node.saved, inlined)
             v = saved[attr]
             values.append(v.unpack(self) if v.__class__ is SavedTensor else v)

@@ -9,6 +9,7 @@ from ..kernels import dispatch
 from ..node import record
 from ..ops import creation
 from ..ops.creation import _scalar_text
+from ..ops.distance import at_max_norm
 from ..ops.functional import where
 from ..ops.reduction import norm
 from ._common import add_scalar
@@ -85,7 +86,7 @@ def _pdist_backward(node, g):
     elif p == 2:
         term = where(d == 0, zero, gg * diff / d)
     elif p == float("inf"):  # every coordinate at the maximum takes the whole gradient
-        term = gg * diff.sign() * (diff.abs() == d).to(x.dtype)
+        term = gg * diff.sign() * at_max_norm(diff, d)
     else:
         term = where(d == 0, zero, diff * diff.abs() ** (p - 2) * gg / d ** (p - 1))
     return (creation.zeros_like(x).index_add(0, i, term).index_add(0, j, -term),)

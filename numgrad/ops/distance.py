@@ -29,6 +29,12 @@ def _direct(x1, x2, p):
     return (diff.abs() ** p).sum(-1) ** (1 / p)
 
 
+def at_max_norm(diff, dist):
+    """1 where a coordinate's |diff| is the pair's max-norm distance, else 0, written as torch's inf-norm backward
+    writes it (1 - min(1, ceil(| |diff| - dist |))): NaN where both are infinite, as torch's gradient is."""
+    return 1 - ((diff.abs() - dist).abs().ceil()).clamp(max=1)
+
+
 def _pair_gradient(diff, dist, g, p):
     """torch's _cdist_backward per pair: the distance's derivative by diff times g, 0 where the distance is 0."""
     if p == 0:
@@ -36,7 +42,7 @@ def _pair_gradient(diff, dist, g, p):
     if p == 1:
         return diff.sign() * g
     if p == math.inf:
-        return diff.sign() * (diff.abs() == dist).to(diff.dtype) * g
+        return diff.sign() * at_max_norm(diff, dist) * g
     if p == 2:
         term = diff / dist
     elif p < 2:

@@ -366,3 +366,15 @@ def test_a_torch_internal_assert_is_a_known_item_when_numgrad_computes():
     np.testing.assert_allclose(ours.detach().numpy().astype(np.float32), theirs.numpy(), rtol=1e-3)
     wrong = Failure("error-type", 0, "torch RuntimeError('some message') at step 0; numgrad no error")
     assert known_issue(program, ref, wrong) is None
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x, y: lib.nn.functional.pdist(x, float("inf")),
+                                lambda lib, x, y: lib.cdist(x, y, p=float("inf"))], ids=["pdist", "cdist"])
+def test_max_norm_distance_gradient_of_an_infinite_difference_is_nan(fn):
+    """Seed 31, program 570: pdist's (and cdist's) p=inf backward picked the coordinates at the maximum by
+    |diff| == dist, which gives -1 and 1 where an infinite difference is the distance; torch writes the selector
+    as 1 - min(1, ceil(| |diff| - dist |)), and inf - inf makes its gradient NaN. Finite ties keep their gradient."""
+    x = np.array([[-np.inf, 1.0], [0.7177292614620627, 2.0], [3.0, 2.0]])
+    y = np.array([[0.5, 2.0], [1.0, -1.0]])
+    check(fn, x, y, names=False)
+    check(fn, np.array([[1.0, 4.0], [5.0, 0.0], [2.0, 2.5]]), np.array([[0.0, 0.0], [1.0, 5.0]]), names=False)

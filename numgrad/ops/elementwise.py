@@ -350,7 +350,7 @@ class ElementwiseBackward(Node):
         if STATE.grad_enabled:
             results = self._tensor_mode(g, values)
         else:
-            if plan.exprs and not plan.passed and not plan.zero and self.out_numel <= lazy.SMALL_MAX and \
+            if not plan.zero and self.out_numel <= lazy.SMALL_MAX and \
                     not tape.active and tape.profiler is None and g._arr.__class__ is np.ndarray:
                 out = self._small_gradients(g, values)
                 if out is not None:
@@ -369,52 +369,54 @@ class ElementwiseBackward(Node):
         return out
 
     def _small_gradients(self, g, values):
-        """apply's result for a small gradient in host memory, each computed gradient taking its input's shape
-        and dtype: the backward kernel called at once on C-order operands of the result's shape (a scalar for a
-        Python number), without the general path's layers; None for any other operand (broadcast, strided,
-        cast), which _kernel_results makes."""
-        plan, shape, n = self.plan, self.out_shape, self.out_numel
-        np_dtype = self.compute.np
-        one_dim = len(shape) == 1
+        """apply's result for a small gradient in host memory, each gradient taking its input's shape and dtype:
+        g itself where the derivative is g, the others from the backward kernel called at once on C-order operands
+        of the result's shape (a scalar for a Python number or a gradient of one value expanded), without the
+        general path's layers; None for any other operand (broadcast, strided, cast), which _kernel_results makes."""
+        plan, shape, n, compute = self.plan, self.out_shape, self.out_numel, self.compute
+        np_dtype = compute.np
         garr = g._arr
-        if self.compute.is_narrow or garr.shape != shape or garr.dtype != np_dtype:
+        if compute.is_narrow or garr.shape != shape or garr.dtype != np_dtype:
             return None
-        if garr.flags.c_contiguous:
-            args, is_array = [garr if one_dim else garr.reshape(-1)], [True]
-        elif n and not any(garr.strides):  # one value expanded (a full sum's gradient): read as a scalar
-            args, is_array = [np_dtype.type(garr.flat[0])], [False]
-        else:
-            return None
-        for v, is_bool in zip(values, plan.bool_used):
-            if isinstance(v, TensorBase):
-                a = v._arr
-                if a.__class__ is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
-                        a.dtype != (BOOL if is_bool else np_dtype):
-                    return None
-                args.append(a if one_dim else a.reshape(-1))
-                is_array.append(True)
-            elif isinstance(v, (int, float)):
-                args.append((BOOL if is_bool else np_dtype).type(v))
-                is_array.append(False)
+        gradients = []
+        if plan.exprs:
+            one_dim = len(shape) == 1
+            if garr.flags.c_contiguous:
+                args, is_array = [garr if one_dim else garr.reshape(-1)], [True]
+            elif n and not any(garr.strides):  # one value expanded (a full sum's gradient): read as a scalar
+                args, is_array = [np_dtype.type(garr.flat[0])], [False]
             else:
                 return None
-        outs = []
-        for _ in plan.exprs:
-            outs.append(np.empty(n, np_dtype))
-        dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
-                                          KERNEL_DTYPE[np_dtype])(0, n, *args, *outs)
-        compute, meta, results = self.compute, self.meta, {}
-        for nm, flat in zip(plan.expr_targets, outs):
-            r = TensorBase._make(flat if one_dim else flat.reshape(shape), compute)
+            for v, is_bool in zip(values, plan.bool_used):
+                if isinstance(v, TensorBase):
+                    a = v._arr
+                    if a.__class__ is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
+                            a.dtype != (BOOL if is_bool else np_dtype):
+                        return None
+                    args.append(a if one_dim else a.reshape(-1))
+                    is_array.append(True)
+                elif isinstance(v, (int, float)):
+                    args.append((BOOL if is_bool else np_dtype).type(v))
+                    is_array.append(False)
+                else:
+                    return None
+            for _ in plan.exprs:
+                args.append(np.empty(n, np_dtype))
+            dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
+                                              KERNEL_DTYPE[np_dtype])(0, n, *args)
+            for flat in args[len(args) - len(plan.exprs):]:
+                gradients.append(TensorBase._make(flat if one_dim else flat.reshape(shape), compute))
+        for _ in plan.passed:  # (g's dtype is the compute dtype: tested above)
+            gradients.append(g)
+        out = [None] * len(plan.differentiable)
+        meta = self.meta
+        for (nm, i), r in zip(plan.target_edges, gradients):  # (the kernel's targets first, then the passed)
             in_shape, dtype = meta[nm]
             if in_shape != shape:
                 r = r._sum_to(in_shape)
             if dtype is not compute:
                 r = r.to(dtype)
-            results[nm] = r
-        out = []
-        for nm in plan.differentiable:
-            out.append(results.get(nm))
+            out[i] = r
         return out
 
     def _kernel_mode(self, g, values):

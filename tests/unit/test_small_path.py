@@ -224,6 +224,7 @@ def _backward_cases():
         ("where", lambda lib, a, b: lib.where(a > 0, a, b)),  # a bool operand
         ("sum's expanded gradient", lambda lib, a, b: a * b),  # g of one value read as a scalar
         ("transposed", lambda lib, a, b: a.t() * b.t()),  # strided operands: the general path
+        ("add: g passed on", lambda lib, a, b: a.double() + b[0] - a),  # summed back and cast where needed
     ], f32, g32
 
 

@@ -15,6 +15,9 @@ GEOMETRIES = [
     ((2, 2, 6, 6), (3, 3), (2, 2), (1, 1), (1, 1), True),
     ((0, 2, 4, 4), (2, 2), (2, 2), (0, 0), (1, 1), False),
     ((16, 8, 30, 30), (2, 2), (2, 2), (0, 0), (1, 1), False),  # large enough to split over threads
+    ((2, 3, 7, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),  # 2x2 pairs (max_pool_pairs), an odd height
+    ((2, 3, 7, 6), (2, 2), (2, 2), (0, 0), (1, 1), True),  # a window past the last row: max_pool's
+    ((1, 2, 6, 7), (2, 2), (2, 2), (0, 0), (1, 1), False),  # an odd width: max_pool's
 ]
 
 

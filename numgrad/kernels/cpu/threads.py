@@ -15,9 +15,6 @@ import numba
 # (Handing work to a thread costs tens of microseconds, and right after a matmul the BLAS threads
 # still spin on the cores.)
 PARALLEL_MIN = 1 << 18
-# A BLAS product of this many multiply-adds (small ones, which BLAS runs on one thread: the batch entries of a
-# convolution, slices of a long sum) takes about 50 us on one core, twice what a hand-off to a thread costs
-PRODUCT_MIN = 1 << 20
 _workers = []  # one job queue per worker thread
 _worker_ids = set()  # their thread idents: a split inside a worker's job runs on that worker alone
 _pool_pid = None  # the process that started them (a forked child has none of them running)
@@ -91,15 +88,6 @@ def run(calls):
         if not ok:
             raise value
     return [first] + [value for _, _, value in done]
-
-
-def products(product, total, multiply_adds):
-    """product(start, stop) over range(total), split over the threads when the products hold `multiply_adds`
-    of at least PRODUCT_MIN (BLAS releases the GIL); their results in order."""
-    n = count()
-    if n == 1 or total < 2 or multiply_adds < PRODUCT_MIN:
-        return [product(0, total)]
-    return run([lambda a=a, b=b: product(a, b) for a, b in split(total, n)])
 
 
 def over(kernel, total, *args, parallel=True):

@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import tape
 from ..arrays import is_float
-from ..cpu import threads, window
+from ..cpu import window
 
 
 class Geometry:
@@ -178,15 +178,10 @@ def _conv_finish(weight, bias, geo, groups, cols, product, result, bias_first=Fa
         # one (O, K) @ (K, N*positions) product, without its (O, N, ...) -> (N, O, ...) pass (the convnet's
         # first conv on one core: 120 -> 66 us)
         positions = math.prod(outs)
-        batch_cols = cols.reshape(cols.shape[0], geo.n, positions).transpose(1, 0, 2)
-        planes = result.reshape(geo.n, out_channels, positions)
-
-        def entries(start, stop):  # the batch entries split over the threads (BLAS runs each on one)
-            with np.errstate(all="ignore"):  # (a thread's own: NumPy's error state is per thread)
-                np.matmul(w2, batch_cols[start:stop], out=planes[start:stop])
-                if bias is not None:
-                    np.add(planes[start:stop], bias.reshape(1, -1, 1), out=planes[start:stop])
-        threads.products(entries, geo.n, w2.size * cols.shape[1])
+        np.matmul(w2, cols.reshape(cols.shape[0], geo.n, positions).transpose(1, 0, 2),
+                  out=result.reshape(geo.n, out_channels, positions))
+        if bias is not None:
+            np.add(result, bias.reshape(bias_shape), out=result)
     else:
         if groups == 1:
             np.matmul(w2, cols, out=product)
@@ -283,14 +278,9 @@ def _long_inner_product(a, b):
     if size > _SMALL_RESULT or parts < 2 or a.dtype != np.float32:
         return np.matmul(a, b)
     step = -(-inner // parts)
-    parts = -(-inner // step)  # (no empty slice at the end)
-
-    def sums(first, last):  # slices [first, last) of the terms, split over the threads
-        with np.errstate(all="ignore"):  # (a thread's own: NumPy's error state is per thread)
-            return [np.matmul(a[:, k * step:(k + 1) * step], b[k * step:(k + 1) * step]) for k in range(first, last)]
-    total, *rest = itertools.chain.from_iterable(threads.products(sums, parts, size * inner))
-    for part in rest:  # added in order, as one thread would
-        total += part
+    total = np.matmul(a[:, :step], b[:step])
+    for start in range(step, inner, step):
+        total += np.matmul(a[:, start:start + step], b[start:start + step])
     return total
 
 

@@ -202,8 +202,16 @@ def _module():
     return loader.load_module("window", HEADER + _SOURCE.format(header=LOOP_HEADER))
 
 
+# A window kernel splits over the threads from 8x the streaming kernels' threshold: its rows' working set is
+# re-read by the other core after the hand-off, and on this VM (2 cores, hand-off 28 us) each of the convnet's
+# window kernels ran slower split over two threads than on one, both cores idle or not (im2col (279k elements)
+# 85 -> 107 us, col2im 103 -> 126, the 2x2 pool 101 -> 126; a split waits for a worker that another process
+# may hold off the core for milliseconds)
+PARALLEL_MIN = 8 * threads.PARALLEL_MIN
+
+
 def _over(kernel, rows, size, *args):
-    threads.over(kernel, rows, *args, parallel=size >= threads.PARALLEL_MIN)
+    threads.over(kernel, rows, *args, parallel=size >= PARALLEL_MIN)
 
 
 def im2col(x, g, out=None):

@@ -262,11 +262,12 @@ def _host_conv_weight_grad(g2, cols, shape, out=None):
     return out
 
 
-# OpenBLAS's SkylakeX small-matrix GEMM kernel takes products of up to 10^6 multiply-adds; past that its packed
-# path spends most of its time packing when the result is this small (the convnet's first conv: a (9, 8) result
-# over 21632 terms, 185 -> 46 us on one core as two products of half the terms, summed)
+# OpenBLAS's SkylakeX small-matrix GEMM kernel takes products of up to 10^6 multiply-adds, this one's
+# orientation only with results of up to 1200 entries (its sgemm_small_kernel_permit); past 10^6 its packed path
+# spends most of its time packing when the result is this small (the convnet's first conv: a (9, 8) result over
+# 21632 terms, 185 -> 46 us on one core as two products of half the terms, summed; a (72, 32) result gained nothing)
 _SMALL_GEMM = 10 ** 6
-_SMALL_RESULT = 2048
+_SMALL_RESULT = 1200
 
 
 def _long_inner_product(a, b):

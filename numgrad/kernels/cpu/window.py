@@ -159,6 +159,35 @@ def max_pool(start, stop, x, values, indices, g, lowest):
 
 
 {header}
+def max_pool_pairs(start, stop, x, values, indices, g, pair_values, pair_columns):
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
+    # max_pool's 2x2 windows at stride 2 without padding over planes of even width, in two passes that each run
+    # one long loop: first every row's column pairs over the planes' flat run (pair_values and pair_columns,
+    # (n*c*h*w/2,): the pair's winner and whether it was the right one), then each output's upper and lower
+    # pair. The same picks in the same order as max_pool's unrolled 2x2 (`_pick` is associative), so the same
+    # values and indices; a loop over a row's 13 windows did not vectorise (the convnet's (32, 8, 26, 26) pool
+    # on one SkylakeX core: 210 -> 110 us)
+    plane = h * w
+    for k in range(np.uint64(start * plane // 2), np.uint64(stop * plane // 2)):
+        v, right = _pick(x[k + k + np.uint64(1)], np.int32(1), x[k + k], np.int32(0))
+        pair_values[k] = v
+        pair_columns[k] = right
+    half = w // 2
+    for p in range(start, stop):
+        out_row = np.uint64(p * oh * ow)
+        for y in range(oh):
+            upper = np.uint64((p * h + 2 * y) * half)
+            lower = upper + np.uint64(half)
+            first = 2 * y * w
+            o = out_row + np.uint64(y * ow)
+            for xo in range(np.uint64(0), np.uint64(ow)):
+                best, where = _pick(pair_values[lower + xo], pair_columns[lower + xo] + w, pair_values[upper + xo],
+                                    pair_columns[upper + xo])
+                values[o + xo] = best
+                indices[o + xo] = first + 2 * np.int64(xo) + where
+
+
+{header}
 def unpool(start, stop, g, idx, out):
     # out is (rows, plane), zeroed; windows do not overlap, so each position gets at most one value, added onto
     # the zero as torch does (a -0.0 gradient lands as +0.0)
@@ -173,8 +202,16 @@ def _module():
     return loader.load_module("window", HEADER + _SOURCE.format(header=LOOP_HEADER))
 
 
+# A window kernel splits over the threads from 8x the streaming kernels' threshold: its rows' working set is
+# re-read by the other core after the hand-off, and on this VM (2 cores, hand-off 28 us) each of the convnet's
+# window kernels ran slower split over two threads than on one, both cores idle or not (im2col (279k elements)
+# 85 -> 107 us, col2im 103 -> 126, the 2x2 pool 101 -> 126; a split waits for a worker that another process
+# may hold off the core for milliseconds)
+PARALLEL_MIN = 8 * threads.PARALLEL_MIN
+
+
 def _over(kernel, rows, size, *args):
-    threads.over(kernel, rows, *args, parallel=size >= threads.PARALLEL_MIN)
+    threads.over(kernel, rows, *args, parallel=size >= PARALLEL_MIN)
 
 
 def im2col(x, g, out=None):
@@ -209,9 +246,23 @@ def max_pool(x, g, lowest, values=None, indices=None):
     # each read of a window is a compare and two selects in a chain, counted as 4 elements of the streaming
     # kernels PARALLEL_MIN is set for (on one znver5 core a read took 1.9 ns, an element of relu's backward or a
     # fused map 0.4-0.5 ns; the convnet's (32, 8, 26, 26) pool: 173k reads, 330 us alone, 210 us split over two)
-    _over(_module().max_pool, n * c, values.size * kh * kw * _POOL_READ_COST, np.ascontiguousarray(x).reshape(-1),
-          values.reshape(-1), indices.reshape(-1), g, x.dtype.type(lowest))
+    x = np.ascontiguousarray(x).reshape(-1)
+    if _pairs(g):
+        half = x.size // 2
+        _over(_module().max_pool_pairs, n * c, values.size * kh * kw * _POOL_READ_COST, x, values.reshape(-1),
+              indices.reshape(-1), g, np.empty(half, x.dtype), np.empty(half, np.int32))
+    else:
+        _over(_module().max_pool, n * c, values.size * kh * kw * _POOL_READ_COST, x, values.reshape(-1),
+              indices.reshape(-1), g, x.dtype.type(lowest))
     return values, indices
+
+
+def _pairs(g):
+    """Whether geometry `g` is max_pool_pairs': 2x2 windows at stride 2, no padding nor dilation, an even width,
+    no window past the input (ceil_mode's)."""
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = g
+    return (kh, kw, sh, sw, ph, pw, dh, dw) == (2, 2, 2, 2, 0, 0, 1, 1) and w % 2 == 0 and 2 * oh <= h and \
+        2 * ow == w
 
 
 def unpool(g, idx, plane, out=None):

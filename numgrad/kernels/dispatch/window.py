@@ -258,8 +258,31 @@ def _host_conv_weight_grad(g2, cols, shape, out=None):
     # runs the g2 @ cols.T orientation of these long-inner products 1.2-1.6x slower on one thread and up to 5x
     # on two (the benchmark's convnet: (16, 3872) @ (3872, 72) 226 -> 141 us, 544 -> 115 us)
     out = np.empty(shape, g2.dtype) if out is None else out
-    np.copyto(out.reshape(g2.shape[0], cols.shape[0]), np.matmul(cols, g2.T).T)
+    np.copyto(out.reshape(g2.shape[0], cols.shape[0]), _long_inner_product(cols, g2.T).T)
     return out
+
+
+# OpenBLAS's SkylakeX small-matrix GEMM kernel takes products of up to 10^6 multiply-adds, this one's
+# orientation only with results of up to 1200 entries (its sgemm_small_kernel_permit); past 10^6 its packed path
+# spends most of its time packing when the result is this small (the convnet's first conv: a (9, 8) result over
+# 21632 terms, 185 -> 46 us on one core as two products of half the terms, summed; a (72, 32) result gained nothing)
+_SMALL_GEMM = 10 ** 6
+_SMALL_RESULT = 1200
+
+
+def _long_inner_product(a, b):
+    """a @ b for a small float32 result with a long inner size, as a sum of products over slices of the inner
+    size that each fit BLAS's small-matrix kernel (the sums in another order, as BLAS's blocking varies them)."""
+    rows, inner = a.shape
+    size = rows * b.shape[1]
+    parts = -(-size * inner // _SMALL_GEMM)
+    if size > _SMALL_RESULT or parts < 2 or a.dtype != np.float32:
+        return np.matmul(a, b)
+    step = -(-inner // parts)
+    total = np.matmul(a[:, :step], b[:step])
+    for start in range(step, inner, step):
+        total += np.matmul(a[:, start:start + step], b[start:start + step])
+    return total
 
 
 def unpool_array(g, idx, plane, overlapping, assign=False):

@@ -14,7 +14,10 @@ GEOMETRIES = [
     ((3, 1, 9, 7), (2, 3), (2, 3), (1, 1), (2, 1), True),
     ((2, 2, 6, 6), (3, 3), (2, 2), (1, 1), (1, 1), True),
     ((0, 2, 4, 4), (2, 2), (2, 2), (0, 0), (1, 1), False),
-    ((16, 8, 30, 30), (2, 2), (2, 2), (0, 0), (1, 1), False),  # large enough to split over threads
+    ((16, 8, 30, 30), (2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((2, 3, 7, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),  # 2x2 pairs (max_pool_pairs), an odd height
+    ((2, 3, 7, 6), (2, 2), (2, 2), (0, 0), (1, 1), True),  # a window past the last row: max_pool's
+    ((1, 2, 6, 7), (2, 2), (2, 2), (0, 0), (1, 1), False),  # an odd width: max_pool's
 ]
 
 
@@ -73,6 +76,27 @@ def test_max_pool_matches_numpy(monkeypatch, case, dtype):
                                       _reference(monkeypatch, host.unpool_array, g, idx, plane, False))
 
 
+@pytest.mark.parametrize("case", [GEOMETRIES[1], GEOMETRIES[6], GEOMETRIES[7]])
+def test_kernels_split_over_threads_match_one_thread(monkeypatch, case):
+    """Each window kernel's rows split over two threads (any size, by a threshold of 1) give one thread's result."""
+    rng = np.random.default_rng(2)
+    geo = _geometry(*case)
+    x = _data(case[0], "float32", rng)
+    cols = _data((geo.c * geo.kh * geo.kw, geo.n * geo.oh * geo.ow), "float32", rng)
+    pooled, where = window.max_pool(x, geo.key(), -np.inf)
+    g = _data(pooled.shape, "float32", rng)
+
+    def run():
+        return [window.im2col(x, geo.key()), window.col2im(cols, geo.key()), *window.max_pool(x, geo.key(), -np.inf),
+                window.unpool(g.reshape(geo.n * geo.c, -1), where.reshape(geo.n * geo.c, -1), geo.h * geo.w)]
+    monkeypatch.setattr(window.threads, "_chosen", [1])
+    alone = run()
+    monkeypatch.setattr(window.threads, "_chosen", [2])
+    monkeypatch.setattr(window, "PARALLEL_MIN", 1)
+    for got, want in zip(run(), alone):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_all_minus_inf_windows_keep_their_first_position(monkeypatch):
     geo = _geometry((1, 1, 3, 3), (2, 2), (2, 2), (1, 1), (1, 1), True)
     x = np.full((1, 1, 3, 3), -np.inf, np.float32)
@@ -85,6 +109,7 @@ def test_all_minus_inf_windows_keep_their_first_position(monkeypatch):
     (dict(padding=1, stride=2, groups=2), dict(kernel_size=3, stride=1, padding=1)),  # overlapping windows
     (dict(padding=(2, 1), dilation=2), dict(kernel_size=2, ceil_mode=True)),
     (dict(bias=False), dict(kernel_size=(2, 3), stride=(2, 1), dilation=(1, 2))),
+    (dict(), dict(kernel_size=2)),  # 2x2 pairs (max_pool_pairs) over a (9, 8) plane
 ])
 def test_compiled_step_replays_the_kernels_bitwise(conv, pool):
     """A numgrad.compile replay (the kernels' prepared replays into the trace's buffers) equals eager."""

@@ -15,6 +15,7 @@ from ..node import record
 from ..ops import autocast
 from ..ops.indexing import index_put, long_index
 from ..ops.linalg import backward_mm, mm_laid_out
+from ..ops.reduction import _float_sum  # (sum's float fold: _column_sums gives sum's values)
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
@@ -25,7 +26,7 @@ from ..kernels.dispatch import indexing as device_index
 def _addmm_backward(node, g):
     bias_grad = input_grad = weight_grad = None
     if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
-        bias_grad = g.sum(0) if node.input_shape(0) == (g.shape[1],) else g._sum_to(node.input_shape(0))
+        bias_grad = _column_sums(g) if node.input_shape(0) == (g._shape[1],) else g._sum_to(node.input_shape(0))
     # as torch's mm_mat1_backward and mm_mat2_backward of input @ weight.t(): each gradient in its operand's
     # layout, so that AccumulateGrad keeps it without a copy (a column-major weight's too; GPU arrays are C order)
     input_column_major, weight_column_major = node.layouts
@@ -38,6 +39,20 @@ def _addmm_backward(node, g):
         weight_grad = mm_laid_out(input.t(), g, (g.shape[1], input.shape[1]), transposed=True) \
             if weight_column_major else backward_mm(g, input, a_transposed=True)
     return bias_grad, input_grad, weight_grad
+
+
+_SUMMED_FLOATS = (dtypes.float32, dtypes.float64)
+
+
+def _column_sums(g):
+    """g.sum(0), a bias's gradient. In a first-order backward of a host float32 or float64 gradient (no graph to
+    record, no forward AD to serve), the sum's own float fold over dim 0 called directly: its values, without
+    the binding, the dims' parsing and the node (half of a small MLP step's backward of each Linear)."""
+    arr = g._arr
+    if STATE.grad_enabled or STATE.forward_ad is not None or g._dtype not in _SUMMED_FLOATS or \
+            arr.__class__ is not np.ndarray or not arr.size:
+        return g.sum(0)
+    return Tensor._make(_float_sum(arr, (0,), g._dtype, arr.shape[1:]), g._dtype)
 
 
 def _check_addmm(input, weight, bias, x, w):

@@ -234,7 +234,12 @@ def _times_scalar(coef, g):
     if c.__class__ is not np.ndarray or s.__class__ is not np.ndarray or c.dtype not in _HOST_FLOATS or \
             not lazy.computes_at_once(c.size):
         return coef * g
-    return Tensor._make(dispatch.numpy_op(np.multiply, c, s), coef._dtype)
+    return Tensor._make(tape.call(_host_times, c, s), coef._dtype)
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, as the op
+def _host_times(c, s):
+    return np.multiply(c, s)
 
 
 def _size0(shape):
@@ -350,8 +355,9 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
                                want_coef)
     out = new_tensor(data, input._dtype)
     if want_coef:
-        record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
-                                                     "class_dim": class_dim, "target_shape": none_shape})
+        record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype),
+                                                     "reduction": reduction, "class_dim": class_dim,
+                                                     "target_shape": none_shape})
     return out.reshape(target.shape) if view_back else out
 
 

@@ -90,11 +90,16 @@ def zero_grads(params, set_to_none=True):
 
 def _zero_grads(params, set_to_none):
     for p in params:
-        g = p.grad
+        # a leaf's .grad through its slot, without the property: that of a non-leaf warns, and only a trace hears
+        # of a .grad set
+        g = p._grad if p._grad_fn is None else p.grad
         if g is None:
             continue
         if set_to_none:
-            p.grad = None
+            if tape.active:
+                p.grad = None
+            else:
+                p._grad = None
             continue
         if g.grad_fn is not None:
             g.detach_()

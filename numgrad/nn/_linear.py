@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import lazy
 from .._core import dtypes
+from .._core.device import CPU
 from .._core.state import STATE
 from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
@@ -13,7 +14,8 @@ from ..spec.table import ELEMENTWISE
 from ..node import record
 from ..ops import autocast
 from ..ops.indexing import index_put, long_index
-from ..ops.linalg import mm_laid_out
+from ..ops.linalg import backward_mm, mm_laid_out
+from ..ops.reduction import _float_sum  # (sum's float fold: _column_sums gives sum's values)
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
@@ -24,35 +26,49 @@ from ..kernels.dispatch import indexing as device_index
 def _addmm_backward(node, g):
     bias_grad = input_grad = weight_grad = None
     if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
-        bias_grad = g.sum(0) if node.input_shape(0) == (g.shape[1],) else g._sum_to(node.input_shape(0))
+        bias_grad = _column_sums(g) if node.input_shape(0) == (g._shape[1],) else g._sum_to(node.input_shape(0))
     # as torch's mm_mat1_backward and mm_mat2_backward of input @ weight.t(): each gradient in its operand's
     # layout, so that AccumulateGrad keeps it without a copy (a column-major weight's too; GPU arrays are C order)
     input_column_major, weight_column_major = node.layouts
     if wants(node, 1):
         weight = node.saved("weight")
         input_grad = mm_laid_out(weight.t(), g.t(), (g.shape[0], weight.shape[1]), transposed=True) \
-            if input_column_major else g.mm(weight)
+            if input_column_major else backward_mm(g, weight)
     if wants(node, 2):
         input = node.saved("input")
         weight_grad = mm_laid_out(input.t(), g, (g.shape[1], input.shape[1]), transposed=True) \
-            if weight_column_major else g.t().mm(input)
+            if weight_column_major else backward_mm(g, input, a_transposed=True)
     return bias_grad, input_grad, weight_grad
 
 
-def _check_addmm(input, weight, bias):
+_SUMMED_FLOATS = (dtypes.float32, dtypes.float64)
+
+
+def _column_sums(g):
+    """g.sum(0), a bias's gradient. In a first-order backward of a host float32 or float64 gradient (no graph to
+    record, no forward AD to serve), the sum's own float fold over dim 0 called directly: its values, without
+    the binding, the dims' parsing and the node (half of a small MLP step's backward of each Linear)."""
+    arr = g._arr
+    if STATE.grad_enabled or STATE.forward_ad is not None or g._dtype not in _SUMMED_FLOATS or \
+            arr.__class__ is not np.ndarray or not arr.size:
+        return g.sum(0)
+    return Tensor._make(_float_sum(arr, (0,), g._dtype, arr.shape[1:]), g._dtype)
+
+
+def _check_addmm(input, weight, bias, x, w):
     """torch's checks of addmm(bias, input, weight.t()), in its order (weight.t() first, then addmm's meta
-    function: dtypes, ranks, shapes)."""
-    if weight.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.dim()}D")
+    function: dtypes, ranks, shapes); `x` and `w` are the input's and weight's arrays."""
+    if w.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D")
     if bias._dtype is not weight._dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias._dtype.word} and "
                            f"{weight._dtype.word}")
     if input._dtype is not weight._dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input._dtype.word} and "
                            f"{weight._dtype.word}")
-    if weight.dim() != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {weight.dim()}-D tensor")
-    (n, k), (m, k2) = input._data.shape, weight._data.shape
+    if w.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {w.ndim}-D tensor")
+    (n, k), (m, k2) = x.shape, w.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
 
@@ -60,23 +76,25 @@ def _check_addmm(input, weight, bias):
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent
 def _addmm(input, weight, bias):
     """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
-    _check_addmm(input, weight, bias)
-    n, m = input._data.shape[0], weight._data.shape[0]
-    device = check_same_device(input, weight, bias)
+    x, w = input._data, weight._data  # (each read once: every Linear call runs this)
+    _check_addmm(input, weight, bias, x, w)
+    n, m = x.shape[0], w.shape[0]
+    host = x.__class__ is np.ndarray
+    # host arrays all: the CPU, with no device to compare (check_same_device's answer, without its loop)
+    device = CPU if host and w.__class__ is np.ndarray and bias._arr.__class__ is np.ndarray else \
+        check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
-    out = _plus_bias(dispatch.matmul(input._data, weight._data.T), bias, input._dtype, device)
+    out = _plus_bias(dispatch.matmul(x, w.T), bias, input._dtype, device)
     # each operand is kept only if the other one's gradient needs it
     node = record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
                   {"input": input if weight._requires_grad else None,
                    "weight": weight if input._requires_grad else None})
     if node is not None:
         # torch's tests on the strides AddmmBackward0 saves: input (mat1) column-major, and weight.t() (mat2)
-        # column-major, which is weight in C order (written out: every Linear runs it). The operands' arrays
-        # are computed (_data would look for pending readers again); GPU arrays and gradients are C order.
-        x, w = input._arr, weight._arr
+        # column-major, which is weight in C order (written out: every Linear runs it). GPU arrays and
+        # gradients are C order.
         (rows, inner), (s0, s1), size, (w0, w1) = x.shape, x.strides, x.itemsize, w.strides
-        host = x.__class__ is np.ndarray
         node.layouts = (host and s0 == size and s1 == rows * size, host and not (w1 == size and w0 == inner * size))
     return out
 
@@ -85,7 +103,7 @@ def _plus_bias(product, bias, dtype, device):
     """The product plus the bias, as torch's addmm adds them. On the host, with fusion on, the sum is left
     pending: the elementwise op that reads it next (a ReLU) adds in its own kernel, and the sum never goes
     to memory (the MLP step's two hidden layers: one pass over a (256, 512) array fewer each)."""
-    if STATE.fusion and dispatch.is_host(product) and product.size > lazy.SMALL_MAX:
+    if STATE.fusion and product.size > lazy.SMALL_MAX and dispatch.is_host(product):
         out = lazy.defer(Tensor, _ADD, (Tensor._make(product, dtype), bias), dtype, dtype, product.shape, device)
         if out is not None:
             return out
@@ -100,12 +118,13 @@ _ADD = ELEMENTWISE["add"]
 def linear(input, weight, bias=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if input.dim() == 0 or weight.dim() == 0:
+    rank = len(input._shape)
+    if rank == 0 or not weight._shape:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
                            f"{weight.dim()}D")
     if bias is None:
         return input.matmul(weight.t())
-    if input._data.ndim == 2:
+    if rank == 2:
         return _addmm(input, weight, bias)
     if _bias_fusable(bias) and input.is_contiguous():
         return _flatten_nd_linear(input, weight, bias)

@@ -4,8 +4,10 @@ import warnings
 
 import numpy as np
 
+from .. import lazy
 from .._core import dtypes
 from .._core.shapes import broadcast_shapes
+from .._core.state import STATE
 from ..kernels import dispatch, tape
 from .._core.grad_mode import no_grad
 from ..node import record
@@ -215,40 +217,63 @@ def _nll_backward(node, g):
     coef = node.saved("coef")  # d loss / d input for a unit incoming gradient (zero off the target classes)
     if node.saved("reduction") == "none":
         g = g.reshape(node.saved("target_shape")).unsqueeze(node.saved("class_dim"))
-    return (coef * g,)
+        return (coef * g,)
+    return (_times_scalar(coef, g),)
 
 
-def _size0(t):
-    """t.size(0), raising as torch does for a 0-d tensor."""
-    if t.dim() == 0:
+_HOST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _times_scalar(coef, g):
+    """coef * g for a reduced loss's 0-d gradient `g`. In a first-order backward of small host floats of one dtype
+    (no graph to record, no forward AD to serve, no fusion or trace the product would join), NumPy's product: the
+    op's values (one rounding of each product), without the elementwise machinery."""
+    if STATE.grad_enabled or STATE.forward_ad is not None or coef._dtype is not g._dtype:
+        return coef * g
+    c, s = coef._data, g._data
+    if c.__class__ is not np.ndarray or s.__class__ is not np.ndarray or c.dtype not in _HOST_FLOATS or \
+            not lazy.computes_at_once(c.size):
+        return coef * g
+    return Tensor._make(tape.call(_host_times, c, s), coef._dtype)
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, as the op
+def _host_times(c, s):
+    return np.multiply(c, s)
+
+
+def _size0(shape):
+    """A tensor's size(0) from its `shape`, raising as torch does for a 0-d tensor."""
+    if not shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return t.shape[0]
+    return shape[0]
 
 
-def _check_nll_nd(input, target):
-    """nll_loss_nd's checks, before it picks nll_loss (ranks 1, 2) or nll_loss2d (other ranks, viewed as 4-d).
-    A 0-d target's batch size reads as 0 there, as in torch."""
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    target_batch = target.shape[0] if target.dim() else 0
-    if input.dim() != 1 and input.shape[0] != target_batch:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target_batch}).")
-    if input.dim() in (3,) or input.dim() > 4:
-        expected = [input.shape[0]] + list(input.shape[2:])
-        if list(target.shape[1:]) != expected[1:]:
-            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+def _check_nll_nd(shape, target_shape):
+    """nll_loss_nd's checks of the input's and target's shapes, before it picks nll_loss (ranks 1, 2) or
+    nll_loss2d (other ranks, viewed as 4-d). A 0-d target's batch size reads as 0 there, as in torch."""
+    rank = len(shape)
+    if rank < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {rank})")
+    target_batch = target_shape[0] if target_shape else 0
+    if rank != 1 and shape[0] != target_batch:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size ({target_batch}).")
+    if rank == 3 or rank > 4:
+        expected = [shape[0]] + list(shape[2:])
+        if list(target_shape[1:]) != expected[1:]:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target_shape)}")
 
 
-def _check_nll(input, target, weight):
-    """nll_loss's meta function (ranks 1 and 2), in its order."""
-    if target.dim() > 1:
+def _check_nll(shape, target, target_shape, weight):
+    """nll_loss's meta function (ranks 1 and 2), in its order: `shape` is the input's."""
+    if len(target_shape) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     _check_target_dtype(target)
-    if input.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
-        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
-    if input.dim() != 1 and input.shape[0] != _size0(target):
-        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
-    n_classes = input.shape[-1]
+    if len(shape) == 1 and len(target_shape) == 1 and target_shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target_shape[0]}")
+    if len(shape) != 1 and shape[0] != _size0(target_shape):
+        raise RuntimeError(f"size mismatch (got input: {list(shape)}, target: {list(target_shape)})")
+    n_classes = shape[-1]
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
                            f"weight tensor of shape: {list(weight.shape)}")
@@ -272,9 +297,10 @@ def _check_target_dtype(target):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target._dtype.word}")
 
 
-def _check_nll_kernel(input, target, weight):
-    """The CPU kernel's dispatch on the input's dtype, then its read of the weight as the input's type."""
-    spatial = input.dim() not in (1, 2)
+def _check_nll_kernel(input, weight, rank):
+    """The CPU kernel's dispatch on the input's dtype (`rank`: its rank), then its read of the weight as the
+    input's type."""
+    spatial = rank not in (1, 2)
     if not input._dtype.is_floating_point:
         name = "nll_loss2d_forward_out_frame" if spatial else "nll_loss_out_frame"
         raise NotImplementedError(f'"{name}" not implemented for \'{input._dtype.word}\'')
@@ -285,14 +311,17 @@ def _check_nll_kernel(input, target, weight):
 @autocast.float32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     check_reduction(reduction)
-    _check_nll_nd(input, target)
-    if input.dim() in (1, 2):
-        _check_nll(input, target, weight)
+    input.dim(), target.dim()  # (what is no tensor fails here, as before; the checks then read the shapes)
+    shape, target_shape = input._shape, target._shape
+    rank = len(shape)
+    _check_nll_nd(shape, target_shape)
+    if rank in (1, 2):
+        _check_nll(shape, target, target_shape, weight)
     else:
         _check_nll2d(input, target, weight)
-    _check_nll_kernel(input, target, weight)
-    class_dim = 1 if input._data.ndim >= 2 else 0
-    n_classes = input._data.shape[class_dim]
+    _check_nll_kernel(input, weight, rank)
+    class_dim = 1 if rank >= 2 else 0
+    n_classes = shape[class_dim]
     nll = dispatch.by_device([input._data, target._data], _nll_loss_numpy, _nll_loss_tensor_ops)
     return nll(input, target, weight, ignore_index, reduction, class_dim, n_classes)
 
@@ -305,27 +334,30 @@ def _none_shape(input, target):
 def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n_classes):
     """nll_loss on host arrays, with NumPy (one recorded function: a compiled step replays it on new
     targets, bounds check included)."""
-    # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
-    name = "NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0"
-    view_back = reduction == "none" and input._data.ndim not in (1, 2, 4)
-    shape = target._data.shape[:1] + (-1,) if view_back else _none_shape(input, target)
     x, t, w = input._data, target._data, None if weight is None else weight._data
+    want_coef = _needs_coefficients(input)
+    # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
+    name = "NllLoss2DBackward0" if x.ndim >= 3 else "NllLossBackward0"
+    view_back = reduction == "none" and x.ndim not in (1, 2, 4)
+    none_shape = _none_shape(input, target)
+    shape = t.shape[:1] + (-1,) if view_back else none_shape
     rows = x if x.ndim == 2 else x.reshape(1, -1)  # (a 1-d input is one row)
     if x.ndim <= 2 and loss_kernels.nll_loop_applies(rows, t.reshape(-1), w):
         # torch's nll_loss (nll_loss2d sums otherwise) in one loop; a 1-d input's unreduced loss is torch's sum of
         # its one row (+0.0, not -0.0, for a log-probability of 0)
         mode = "sum" if reduction == "none" and x.ndim == 1 else reduction
         data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, t.reshape(-1), w, ignore_index, mode,
-                                    _needs_coefficients(input))
+                                    want_coef)
         data = data.reshape(shape) if reduction == "none" else data
         coef = None if coef is None else coef.reshape(x.shape)
     else:
         data, coef = tape.call(_nll_arrays, x, t, w, ignore_index, reduction, class_dim, n_classes, shape,
-                               _needs_coefficients(input))
+                               want_coef)
     out = new_tensor(data, input._dtype)
-    if _needs_coefficients(input):
-        record(name, _nll_backward, [input], [out], {"coef": constant(coef), "reduction": reduction,
-                                                     "class_dim": class_dim, "target_shape": _none_shape(input, target)})
+    if want_coef:
+        record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype),
+                                                     "reduction": reduction, "class_dim": class_dim,
+                                                     "target_shape": none_shape})
     return out.reshape(target.shape) if view_back else out
 
 

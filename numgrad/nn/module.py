@@ -149,7 +149,10 @@ class Module:
 
     def __getattr__(self, name):
         d = self.__dict__
-        for table in ("_parameters", "_buffers", "_modules"):
+        params = d.get("_parameters")
+        if params is not None and name in params:  # (first, unrolled: each Linear call reads two parameters)
+            return params[name]
+        for table in ("_buffers", "_modules"):
             if table in d and name in d[table]:
                 return d[table][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

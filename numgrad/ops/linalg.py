@@ -119,6 +119,26 @@ def mm_laid_out(x, y, shape, transposed=False):
                                                          _single_products(n, k, m)), x._dtype)
 
 
+def backward_mm(a, b, a_transposed=False):
+    """a.mm(b), or with `a_transposed` a.t().mm(b), as a backward formula computes it. In a first-order backward
+    on the host (no graph to record, no autocast or forward AD to serve: mm would make no node), the product
+    alone, as mm computes it, without the transpose's view or mm's checks, which the forward already passed."""
+    if STATE.grad_enabled or STATE.autocast is not None or STATE.forward_ad is not None or \
+            a._dtype is not b._dtype or not a._dtype.is_floating_point:
+        return (a.t() if a_transposed else a).mm(b)
+    x, y = a._data, b._data
+    if x.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
+        return (a.t() if a_transposed else a).mm(b)
+    return TensorBase._make(_host_product(x.T if a_transposed else x, y), a._dtype)
+
+
+@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, as mm
+def _host_product(x, y):
+    """mm's product of host arrays x and y."""
+    (n, k), m = x.shape, y.shape[1]
+    return x * y if _single_products(n, k, m) else dispatch.matmul(x, y)
+
+
 def _single_products(n, k, m):
     """torch's gemm with an inner size of 1 gives the single products as they are (0 * -x is -0.0, where a
     sum from +0 is +0.0); with one row or one column it takes gemv, which sums."""

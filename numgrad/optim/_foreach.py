@@ -2,15 +2,17 @@
 of the parameters and their state are gathered once into a plan, which each later step checks by identity alone
 (C-level maps, no per-parameter Python) before it hands the gradients to the kernel."""
 import operator
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
-from ..kernels import dispatch
+from .. import lazy
+from ..kernels import dispatch, tape
 from ..kernels.dispatch import optim as optim_kernels
 from ..tensor import Tensor
 
 _DATA = operator.attrgetter("_data")
+_ARR = operator.attrgetter("_arr")
 _DTYPE = operator.attrgetter("dtype")
 _RAVEL = np.ndarray.ravel
 _SHAPE = operator.attrgetter("shape")
@@ -26,6 +28,17 @@ def _host_flat(arr, dtype, shape):
     if arr.__class__ is not np.ndarray or arr.dtype != dtype or arr.shape != shape or not arr.flags.c_contiguous:
         return None
     return arr.reshape(-1)
+
+
+def _arrays(tensors):
+    """The tensors' arrays as `_data` hands them out. When no pending result reads any memory (lazy.READERS: none
+    to compute before a write) and no trace watches, their stored arrays, read by C-level maps: no Python per
+    tensor at each step; else (or where one is pending) `_data`'s."""
+    if not lazy.READERS and not tape.active:
+        arrays = list(map(_ARR, tensors))
+        if all(map(_is_not, arrays, repeat(None))):
+            return arrays
+    return list(map(_DATA, tensors))
 
 
 def _padded(arrays, pad):
@@ -54,16 +67,16 @@ class GroupPlan:
         dicts holding the same tensors with the same arrays (load_state_dict, a replaced .data or state entry
         all show here)."""
         return (len(params) == self.n and state is self.state and all(map(_is, params, self.params))
-                and all(map(_is, map(_DATA, params), self.datas))
+                and all(map(_is, _arrays(params), self.datas))
                 and (self.dicts is None or (all(map(_is, map(state.get, params), self.dicts))
                                             and tuple(map(id, chain.from_iterable(map(dict.values, self.dicts))))
                                             == self.value_ids
-                                            and all(map(_is, map(_DATA, self.tensors), self.arrays)))))
+                                            and all(map(_is, _arrays(self.tensors), self.arrays)))))
 
     def gradients(self, grads):
         """The gradient arrays as the kernel's padded tuple of flat views, or None where one is not a host array
         of its parameter's dtype and shape (strided ones are read through a C-order copy)."""
-        arrays = list(map(_DATA, grads))
+        arrays = _arrays(grads)
         if list(map(_SHAPE, arrays)) != self.shapes:
             return None
         if list(map(_STRIDES, arrays)) != self.strides:  # (a transposed one, say: copied, as a copy is counted)

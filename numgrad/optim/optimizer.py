@@ -3,7 +3,7 @@ import copy
 import operator
 import warnings
 from collections import defaultdict
-from itertools import repeat
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -30,6 +30,8 @@ def zeros_like_param(p):
 
 _ONE_F32 = np.float32(1)
 _GRAD = operator.attrgetter("grad")
+_GRAD_SLOT, _GRAD_FN = operator.attrgetter("_grad"), operator.attrgetter("_grad_fn")
+_PARAMS = operator.itemgetter("params")
 
 
 def count_step(step):
@@ -114,7 +116,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
-        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+        zero_grads(chain.from_iterable(map(_PARAMS, self.param_groups)), set_to_none)
 
     def step(self, closure=None):
         rec = tape.recorder()
@@ -133,7 +135,9 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 params = group["params"]
-                grads = list(map(_GRAD, params))
+                # (leaves, as they usually are: .grad's slot by a C-level map, with no property call per parameter;
+                # a parameter made a non-leaf since reads .grad, which warns)
+                grads = list(map(_GRAD if any(map(_GRAD_FN, params)) else _GRAD_SLOT, params))
                 if not all(map(operator.is_not, grads, repeat(None))):
                     params = [p for p, g in zip(params, grads) if g is not None]
                     grads = [g for g in grads if g is not None]

@@ -72,7 +72,7 @@ def _nll_call(x, target, weight, ignore_index, reduction, want_coef, out=None):
         sums = np.empty(3, x.dtype)
     losses = (out[0] if out is not None else np.empty(target.size, x.dtype)) if code == 0 else np.empty(0, x.dtype)
     if want_coef:
-        coef = out[1] if out is not None else np.zeros(x.shape, x.dtype)
+        coef = out[1] if out is not None else np.empty(x.shape, x.dtype)  # (call() zeroes it)
     else:
         coef = np.empty((0, x.shape[1]), x.dtype)
     ignoring = -2 ** 63 <= ignore_index < 2 ** 63  # one outside int64 matches no target

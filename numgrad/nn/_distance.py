@@ -9,7 +9,7 @@ from ..kernels import dispatch
 from ..node import record
 from ..ops import creation
 from ..ops.creation import _scalar_text
-from ..ops.distance import at_max_norm
+from ..ops.distance import at_max_norm, distance_sign
 from ..ops.functional import where
 from ..ops.reduction import norm
 from ._common import add_scalar
@@ -78,15 +78,15 @@ def _pdist_backward(node, g):
     d, gg = dist.unsqueeze(1), g.unsqueeze(1)
     zero = creation.zeros_like(diff)
     if p == 1:
-        term = gg * diff.sign()
+        term = gg * distance_sign(diff)
     elif p < 2:
-        term = where(d == 0, zero, diff.sign() * diff.abs() ** (p - 1) * gg / d ** (p - 1))
+        term = where(d == 0, zero, distance_sign(diff) * diff.abs() ** (p - 1) * gg / d ** (p - 1))
         if p < 1:
             term = where(diff == 0, zero, term)
     elif p == 2:
         term = where(d == 0, zero, gg * diff / d)
     elif p == float("inf"):  # every coordinate at the maximum takes the whole gradient
-        term = gg * diff.sign() * at_max_norm(diff, d)
+        term = gg * distance_sign(diff) * at_max_norm(diff, d)
     else:
         term = where(d == 0, zero, diff * diff.abs() ** (p - 2) * gg / d ** (p - 1))
     return (creation.zeros_like(x).index_add(0, i, term).index_add(0, j, -term),)

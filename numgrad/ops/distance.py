@@ -29,6 +29,12 @@ def _direct(x1, x2, p):
     return (diff.abs() ** p).sum(-1) ** (1 / p)
 
 
+def distance_sign(diff):
+    """sign(diff) as torch's distance backwards compute it (from ceil and floor, clamped): NaN where diff is NaN,
+    where Tensor.sign gives 0."""
+    return apply("where", diff.isnan(), diff, diff.sign())
+
+
 def at_max_norm(diff, dist):
     """1 where a coordinate's |diff| is the pair's max-norm distance, else 0, written as torch's inf-norm backward
     writes it (1 - min(1, ceil(| |diff| - dist |))): NaN where both are infinite, as torch's gradient is."""
@@ -40,13 +46,13 @@ def _pair_gradient(diff, dist, g, p):
     if p == 0:
         return diff * 0
     if p == 1:
-        return diff.sign() * g
+        return distance_sign(diff) * g
     if p == math.inf:
-        return diff.sign() * at_max_norm(diff, dist) * g
+        return distance_sign(diff) * at_max_norm(diff, dist) * g
     if p == 2:
         term = diff / dist
     elif p < 2:
-        term = diff.sign() * diff.abs() ** (p - 1) / dist ** (p - 1)
+        term = distance_sign(diff) * diff.abs() ** (p - 1) / dist ** (p - 1)
         if p < 1:
             term = apply("where", diff == 0, 0.0, term)
     else:

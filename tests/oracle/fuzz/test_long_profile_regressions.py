@@ -401,3 +401,16 @@ def test_hardtanh_gradient_at_nan_is_a_known_item():
     assert not fails
     numeric = Failure("grad", None, "leaf0.grad: 1 of 8 differ", "unfused")
     assert known_issue(program([0.7, -1.5]), ref, numeric) is None
+
+
+@pytest.mark.parametrize("p", [1, 0.5, 1.5, float("inf")])
+@pytest.mark.parametrize("which", ["pdist", "cdist"])
+def test_distance_gradient_of_a_nan_difference_is_nan(which, p):
+    """Seed 33, program 1464: pdist's (and cdist's) p=1 backward took Tensor.sign of each difference, which is 0 for
+    the NaN of inf - inf; torch's distance backwards build their sign from ceil and floor, which keeps the NaN."""
+    x = np.array([[np.inf, 1.0], [np.inf, 2.0], [0.5, -1.0]])
+    y = np.array([[np.inf, 0.0], [1.0, 1.0]])
+    if which == "pdist":
+        check(lambda lib, a: lib.nn.functional.pdist(a, p), x, names=False)
+    else:
+        check(lambda lib, a, b: lib.cdist(a, b, p=p), x, y, names=False)

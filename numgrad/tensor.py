@@ -485,7 +485,8 @@ class Tensor(TensorBase, result_class=True):
                 raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                    f"{list(full)}")
         value = np.broadcast_to(source._data if src is not None else np.asarray(source), self._data.shape)
-        out = Tensor._make(value.astype(self._dtype.np), self._dtype)
+        with np.errstate(invalid="ignore"):  # (NaN or inf into an integer tensor: torch casts silently)
+            out = Tensor._make(value.astype(self._dtype.np), self._dtype)
         differentiable_src = src if src is not None and src._dtype.is_floating_point else None
         inputs = [self] if name in ("ZeroBackward0", "FillBackward2") else [self, differentiable_src]
         if not self._dtype.is_floating_point and copy:

@@ -430,7 +430,8 @@ def _put(t, basic, adv, value, accumulate, name, tensors=(), masked_fill=False, 
         vdata = _copy_checks(t, region, value, check_inplace)
     else:
         vdata, adv = _index_put_checks(t, basic, region, adv, value, tensors, masked_fill, mismatch, name, direct)
-    vdata = vdata.astype(t._data.dtype, copy=False)
+    with np.errstate(invalid="ignore"):  # (NaN or inf written into an integer tensor: torch casts silently)
+        vdata = vdata.astype(t._data.dtype, copy=False)
     if not needs_grad(t, source) or not (t._dtype.is_floating_point or _records_on_integers(adv, masked_fill, name)):
         _checked_write(t._data, basic, adv, vdata, accumulate)
         t._vc[0] += 1

@@ -1,6 +1,7 @@
 """Regression tests for what the differential fuzz's long profile found in issue 30's ops and dtypes (seeds
 13 and on): one test per root cause, each against torch; the docstring says what went wrong."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -414,3 +415,22 @@ def test_distance_gradient_of_a_nan_difference_is_nan(which, p):
         check(lambda lib, a: lib.nn.functional.pdist(a, p), x, names=False)
     else:
         check(lambda lib, a, b: lib.cdist(a, b, p=p), x, y, names=False)
+
+
+@pytest.mark.parametrize("write", [
+    lambda lib, t: t.__setitem__(0, lib.tensor([1.5, float("nan")])),
+    lambda lib, t: t.__setitem__(slice(None), lib.tensor([[float("inf"), 2.0]])),
+    lambda lib, t: t.copy_(lib.tensor([[float("nan"), -3.0]])),
+    lambda lib, t: t.fill_(lib.tensor(float("nan"))),
+], ids=["setitem", "setitem-inf", "copy_", "fill_"])
+def test_nan_written_into_an_integer_tensor_is_cast_silently(write):
+    """Seed 34, program 192: `v1[0] = v0` with a NaN in v0 and v1 int32 printed NumPy's 'invalid value encountered in
+    cast' RuntimeWarning (copy_ and fill_ from a tensor too); torch casts silently (x86 gives INT_MIN)."""
+    results = []
+    for lib in (torch, numgrad):
+        t = lib.tensor([[-4, -1]], dtype=lib.int32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            write(lib, t)
+        results.append(t.numpy())
+    np.testing.assert_array_equal(*results)

@@ -15,7 +15,7 @@ from ..node import record
 from ..ops import join
 from ..ops import autocast
 from ..ops.linalg import mm_laid_out
-from ..ops.reduction import row_sums_unrecorded
+from ..ops.reduction import sums_unrecorded
 from ..ops.indexing import gather
 from ..tensor_base import TensorBase
 from ._common import constant, new_tensor, refuse_dtype, wants
@@ -100,7 +100,7 @@ def _conv_backward(node, g):
     if len(node.next_functions) > 2 and wants(node, 2):
         # first order: g.sum's fold over the very copy it would make of g (its rows are the bias's sums)
         bias_grad = g.sum((0, *range(2, g.dim()))) if STATE.grad_enabled or not rows.is_contiguous() or \
-            not rows._dtype.is_floating_point else row_sums_unrecorded(rows)
+            not rows._dtype.is_floating_point else sums_unrecorded(rows, 1)
     return input_grad, weight_grad, bias_grad
 
 

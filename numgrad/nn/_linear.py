@@ -15,7 +15,7 @@ from ..node import record
 from ..ops import autocast
 from ..ops.indexing import index_put, long_index
 from ..ops.linalg import backward_mm, mm_laid_out
-from ..ops.reduction import _float_sum  # (sum's float fold: _column_sums gives sum's values)
+from ..ops.reduction import sums_unrecorded
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
 from ._common import constant, new_tensor, wants
@@ -52,7 +52,7 @@ def _column_sums(g):
     if STATE.grad_enabled or STATE.forward_ad is not None or g._dtype not in _SUMMED_FLOATS or \
             arr.__class__ is not np.ndarray or not arr.size:
         return g.sum(0)
-    return Tensor._make(_float_sum(arr, (0,), g._dtype, arr.shape[1:]), g._dtype)
+    return sums_unrecorded(g, 0)
 
 
 def _check_addmm(input, weight, bias, x, w):

@@ -111,7 +111,7 @@ def _sum_backward(node, g):
     return (_as_input_dtype(node, _expand_back(node, g)),)
 
 
-_WHOLE_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOAT_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # sum(t) and sum(t, dim=None) are different overloads in torch (SumBackward0 / SumBackward1, MeanBackward0
 # / MeanBackward1): a dim left out is this marker, a dim given as None is None
@@ -119,13 +119,16 @@ _NO_DIM = type("NoDim", (), {"__repr__": lambda self: "None"})()
 
 
 def sum(t, dim=_NO_DIM, keepdim=False, dtype=None):
-    if dim is _NO_DIM and dtype is None:  # the usual loss `z.sum()` of a small float tensor: one kernel at once
+    # the usual loss `z.sum()` of a small float tensor: what the path below computes for it (_float_sum's fold),
+    # without its shape work
+    if dim is _NO_DIM and dtype is None:
         arr = t._arr
-        if arr.__class__ is np.ndarray and 0 < arr.size <= lazy.SMALL_MAX and arr.dtype in _WHOLE_SUM_DTYPES and\
-                arr.flags.c_contiguous and not tape.active and tape.profiler is None:
-            out = TensorBase._make(dispatch.small_whole_sum(REDUCTIONS["sum"], arr, arr.dtype), t._dtype)
-            record("SumBackward0", _sum_backward, [t], [out], {"axes": tuple(range(arr.ndim)), "keepdim": False,
-                                                                "dim": None, "self_sym_sizes": t._shape})
+        if arr.__class__ is np.ndarray and arr.ndim and arr.dtype in _FLOAT_SUM_DTYPES and \
+                lazy.computes_at_once(arr.size) and arr.size:
+            axes = tuple(range(arr.ndim))
+            out = TensorBase._make(_float_sum(arr, axes, t._dtype, ()), t._dtype)
+            record("SumBackward0", _sum_backward, [t], [out], {"axes": axes, "keepdim": False, "dim": None,
+                                                                "self_sym_sizes": t._shape})
             return out
     named = dim is not _NO_DIM
     dim = None if not named else dim
@@ -164,11 +167,13 @@ def _float_sum(data, axes, out_dtype, kept):
             dispatch.float_sum)(REDUCTIONS["sum"], data, axes, out_dtype.np, kept)
 
 
-def row_sums_unrecorded(t):
-    """The sums of a contiguous 2-d float tensor's rows, recording nothing, by the fold (and so to the bit the
-    values) of a sum over dims that are not trailing, t.t()'s dim 0 say: a first-order backward that holds its
-    gradient transposed to (channels, rest) already sums a bias's gradient from it, without sum's copy."""
-    return TensorBase._make(_float_sum(t._data, (1,), t._dtype, (t._data.shape[0],)), t._dtype)
+def sums_unrecorded(t, dim):
+    """The sums of a 2-d float tensor along `dim`, recording nothing, by sum's float fold (and so to the bit its
+    values): a first-order backward's bias gradient, Linear's along dim 0 of its gradient, a convolution's along
+    dim 1 of the (channels, rest) copy it holds (the fold of a sum over dims that are not trailing, without that
+    sum's copy)."""
+    data = t._data
+    return TensorBase._make(_float_sum(data, (dim,), t._dtype, (data.shape[1 - dim],)), t._dtype)
 
 
 def sum_to(t, shape):

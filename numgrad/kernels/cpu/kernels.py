@@ -207,6 +207,28 @@ def run_reduction(name, update, x, axes, acc_dtype, combine=None, want_index=Fal
     return out, idx
 
 
+def fold_at_once(name, update, x, axes, acc_dtype):
+    """run_reduction's values for a small fold of values (sum, prod) in this thread: a C-order `x` whose `axes` run
+    contiguously calls its kernel directly (the same call run_reduction makes below PARALLEL_MIN, without its
+    layout work and thread hand-off), any other goes through run_reduction."""
+    a0, a1 = axes[0], axes[-1] + 1
+    if not x.flags.c_contiguous or a1 - a0 != len(axes):
+        return run_reduction(name, update, x, axes, acc_dtype)[0]
+    shape = x.shape
+    outer, K, inner = math.prod(shape[:a0]), math.prod(shape[a0:a1]), math.prod(shape[a1:])
+    kernels = reduction_kernels(name, update, dtype_name(acc_dtype))
+    out = np.empty(outer * inner, acc_dtype)
+    if inner == 1:
+        kernels.rows(0, outer, x.reshape(-1), out, _UNTRACKED_INDEX, K)
+    else:
+        kernels.blocks(0, outer * -(-inner // INNER_BLOCK), x.reshape(-1), out, _UNTRACKED_INDEX, outer, K, inner,
+                       INNER_BLOCK)
+    return out
+
+
+_UNTRACKED_INDEX = np.empty(1, np.int64)  # (a fold of values leaves its positions alone)
+
+
 def bind_reduction(name, update, x, axes, acc_dtype):
     """A replay of run_reduction with its kernel and arrays bound once: (call, values), call() refolding `x`
     into `values` (flat, acc_dtype); None where the fold reads a copy of x made now or splits over the threads."""

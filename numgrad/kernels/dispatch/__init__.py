@@ -382,27 +382,10 @@ def small_float_sum(entry, data, axes, out_dtype, kept):
     its sums rounded by a kernel (no recorded call, no pool lease, no NumPy errstate to enter)."""
     if data.dtype in WIDER or tape.active or tape.profiler is not None:
         return float_sum(entry, data, axes, out_dtype, kept)
-    values, _ = cpu_kernels.run_reduction("sum", entry.update, data, axes, np.float64)
+    values = cpu_kernels.fold_at_once("sum", entry.update, data, axes, np.float64)
     out = np.empty(kept, out_dtype)
     cpu_kernels.round_sums(values, out.reshape(-1))
     return out
-
-
-def small_whole_sum(entry, data, out_dtype):
-    """small_float_sum over every element of a small C-order float32 or float64 host array outside a trace: the
-    fold's row kernel on its one row and the rounding kernel, nothing worked out (a 0-d array)."""
-    rows = _WHOLE_SUM_ROWS.get(entry.update)
-    if rows is None:
-        rows = _WHOLE_SUM_ROWS[entry.update] = cpu_kernels.reduction_kernels("sum", entry.update, "float64").rows
-    values = np.empty(1, np.float64)
-    rows(0, 1, data.reshape(-1), values, _UNTRACKED_INDEX, data.size)
-    out = np.empty((), out_dtype)
-    cpu_kernels.round_sums(values, out.reshape(1))
-    return out
-
-
-_WHOLE_SUM_ROWS = {}  # the fold's statements -> its row kernel
-_UNTRACKED_INDEX = np.empty(1, np.int64)  # (a fold of values leaves its positions alone)
 
 
 @np.errstate(all="ignore")  # a float64 sum past float32's range rounds to inf without NumPy's warning, as in torch

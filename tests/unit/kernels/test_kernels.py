@@ -10,6 +10,7 @@ import pytest
 import numgrad
 from numgrad.kernels import lower as codegen
 from numgrad.kernels.cpu import kernels as cpu
+from numgrad.spec.table import REDUCTIONS
 
 
 def test_constants_carry_the_kernel_dtype():
@@ -97,3 +98,24 @@ def test_every_target_defines_the_helper_vocabulary():
     shared = {f.__name__ for f in scalar_rules.SHARED}  # compiled by each target from one definition
     assert "scalar_rules.SHARED" in cuda_source
     assert not [name for name in codegen.HELPERS if f"def {name}(" not in cuda_source and name not in shared]
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize("shape, axes", [((7,), (0,)), ((3, 4), (0, 1)), ((32, 130), (0,)), ((5, 1030), (0,)),
+                                         ((6, 9), (1,)), ((2, 3, 5), (1,)), ((2, 3, 5), (1, 2)), ((2, 3, 5), (0, 2))])
+@pytest.mark.parametrize("layout", ["c", "transposed"])
+def test_fold_at_once_gives_run_reductions_values_bitwise(name, shape, axes, layout):
+    """The small path's fold calls the kernel run_reduction would call (or run_reduction itself, for a layout or
+    axes it does not read in place): the same values to the bit, signed zeros and non-finite values included."""
+    rng = np.random.default_rng(len(shape) * 10 + len(axes))
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[::7] = -0.0
+    x.flat[3] = np.inf if name == "sum" else 1.0
+    if layout == "transposed":
+        x = np.ascontiguousarray(x.T).T
+    update = REDUCTIONS[name].update
+    expected, _ = cpu.run_reduction(name, update, x, axes, np.float64)
+    got = cpu.fold_at_once(name, update, x, axes, np.float64)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    np.testing.assert_array_equal(got, expected)

@@ -260,7 +260,7 @@ class ElementwiseBackward(Node):
         if ANOMALY.enabled:
             self.metadata["traceback_"] = user_stack()
         self.entry, self.compute = entry, compute
-        pattern = []  # each argument's role (see _role), inlined: a node is made on every recorded op
+        pattern = []  # each argument's role (see BackwardPlan.pattern)
         for a in args:
             if not isinstance(a, TensorBase):
                 pattern.append(-2)
@@ -350,11 +350,9 @@ class ElementwiseBackward(Node):
         if STATE.grad_enabled:
             results = self._tensor_mode(g, values)
         else:
-            if not plan.zero and self.out_numel <= lazy.SMALL_MAX and \
-                    not tape.active and tape.profiler is None and g._arr.__class__ is np.ndarray:
-                out = self._small_gradients(g, values)
-                if out is not None:
-                    return out
+            if not plan.zero and not self.compute.is_narrow and lazy.computes_at_once(self.out_numel) and \
+                    tape.profiler is None and g._arr.__class__ is np.ndarray:
+                return self._small_gradients(g, values)
             results = self._kernel_mode(g, values)
         out = []
         for nm in plan.differentiable:
@@ -369,45 +367,22 @@ class ElementwiseBackward(Node):
         return out
 
     def _small_gradients(self, g, values):
-        """apply's result for a small gradient in host memory, each gradient taking its input's shape and dtype:
-        g itself where the derivative is g, the others from the backward kernel called at once on C-order operands
-        of the result's shape (a scalar for a Python number or a gradient of one value expanded), without the
-        general path's layers; None for any other operand (broadcast, strided, cast), which _kernel_results makes."""
-        plan, shape, n, compute = self.plan, self.out_shape, self.out_numel, self.compute
-        np_dtype = compute.np
-        garr = g._arr
-        if compute.is_narrow or garr.shape != shape or garr.dtype != np_dtype:
-            return None
+        """apply's result for a small gradient in host memory, outside a trace and a profile: what _kernel_results
+        computes (the backward kernel called at once by _small_kernel_flats, g itself where the derivative is g),
+        each gradient taking its input's shape and dtype and placed at its edge, without the general path's
+        dictionary and layers. Not for a half type (its gradients round through _kernel_results) or a zero
+        derivative."""
+        plan, shape, compute = self.plan, self.out_shape, self.compute
         gradients = []
         if plan.exprs:
+            arrays = [g._arr]
+            for v in values:  # (a saved tensor's array as it is; _data only to compute a pending one)
+                arrays.append((v._arr if v._arr is not None else v._data) if isinstance(v, TensorBase) else v)
             one_dim = len(shape) == 1
-            if garr.flags.c_contiguous:
-                args, is_array = [garr if one_dim else garr.reshape(-1)], [True]
-            elif n and not any(garr.strides):  # one value expanded (a full sum's gradient): read as a scalar
-                args, is_array = [np_dtype.type(garr.flat[0])], [False]
-            else:
-                return None
-            for v, is_bool in zip(values, plan.bool_used):
-                if isinstance(v, TensorBase):
-                    a = v._arr
-                    if a.__class__ is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or \
-                            a.dtype != (BOOL if is_bool else np_dtype):
-                        return None
-                    args.append(a if one_dim else a.reshape(-1))
-                    is_array.append(True)
-                elif isinstance(v, (int, float)):
-                    args.append((BOOL if is_bool else np_dtype).type(v))
-                    is_array.append(False)
-                else:
-                    return None
-            for _ in plan.exprs:
-                args.append(np.empty(n, np_dtype))
-            dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
-                                              KERNEL_DTYPE[np_dtype])(0, n, *args)
-            for flat in args[len(args) - len(plan.exprs):]:
+            for flat in _small_kernel_flats(plan, arrays, shape, self.out_numel, compute.np):
                 gradients.append(TensorBase._make(flat if one_dim else flat.reshape(shape), compute))
-        for _ in plan.passed:  # (g's dtype is the compute dtype: tested above)
-            gradients.append(g)
+        for _ in plan.passed:
+            gradients.append(g if g._dtype is compute else g.to(compute))
         out = [None] * len(plan.differentiable)
         meta = self.meta
         for (nm, i), r in zip(plan.target_edges, gradients):  # (the kernel's targets first, then the passed)
@@ -536,10 +511,13 @@ def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
     for a, is_bool in zip(arrays, plan.operand_is_bool):
         if a.__class__ is np.ndarray:
             kind = BOOL if is_bool else np_dtype
-            # (operand_array's usual case inlined: an array of the result's shape and dtype, in C order)
+            # (operand_array's usual cases inlined: an array of the result's shape and dtype, in C order; one
+            # value expanded, a full sum's gradient, read as a scalar)
             if a.shape == shape and a.dtype == kind and a.flags.c_contiguous:
                 if not one_dim:
                     a = a.reshape(-1)
+            elif a.size and not any(a.strides):
+                a = kind.type(a.flat[0])
             else:
                 a = operand_array(a, shape, n, kind)
         elif not isinstance(a, (np.generic, int, float)):
@@ -553,7 +531,9 @@ def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
                                               [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
     kernel = dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
                                                KERNEL_DTYPE[np_dtype])
-    outs = [np.empty(n, np_dtype) for _ in plan.exprs]
+    outs = []
+    for _ in plan.exprs:
+        outs.append(np.empty(n, np_dtype))
     kernel(0, n, *args, *outs)
     return outs
 
@@ -576,20 +556,10 @@ def _zeros_like(g, shape, dtype):
     return TensorBase._make(dispatch.zeros(shape, dtype.np, g._data), dtype)
 
 
-def _role(a, args):
-    """-2: not a tensor; -1: a tensor that needs no gradient; i >= 0: needs one, first seen as args[i]."""
-    if a.__class__ is not TensorBase and not isinstance(a, TensorBase):
-        return -2
-    if not a._requires_grad:
-        return -1
-    for i, b in enumerate(args):
-        if b is a:
-            return i
-
-
 class BackwardPlan(typing.NamedTuple):
-    """What one entry's backward does for one pattern of arguments (see _role), worked out once."""
-    pattern: tuple
+    """What one entry's backward does for one pattern of arguments, worked out once."""
+    pattern: tuple  # per argument: -2 not a tensor; -1 a tensor needing no gradient; i >= 0 needs one, first seen
+    #                 as args[i] (x * x: (0, 0))
     differentiable: tuple  # the inputs that are edges (scalar-only inputs are not)
     needed: tuple  # the inputs that get a gradient
     used: tuple  # what the derivatives read (inputs, `out`): what the node saves

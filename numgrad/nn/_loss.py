@@ -234,12 +234,7 @@ def _times_scalar(coef, g):
     if c.__class__ is not np.ndarray or s.__class__ is not np.ndarray or c.dtype not in _HOST_FLOATS or \
             not lazy.computes_at_once(c.size):
         return coef * g
-    return Tensor._make(tape.call(_host_times, c, s), coef._dtype)
-
-
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, as the op
-def _host_times(c, s):
-    return np.multiply(c, s)
+    return Tensor._make(dispatch.numpy_op(np.multiply, c, s), coef._dtype)
 
 
 def _size0(shape):

@@ -117,7 +117,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
     targets = {node for node, _ in capture} if capture is not None else None
     deps, needed = _graph(roots, targets, stop)
     ready = ReadyQueue()
-    heap = ready.heap
+    heap, slots = ready.heap, buffers.slots
     for n in roots:
         if deps.get(n, 0) == 0:
             ready.push(n)
@@ -133,13 +133,18 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         if len(results) > 1:
             disown_repeated(results)
         meta = node.__dict__.get("input_meta")  # (see _check_differentiable_edge)
-        for i, ((child, nr), g) in enumerate(zip(node.next_functions, results)):
+        i = -1
+        for (child, nr), g in zip(node.next_functions, results):
+            i += 1
             if child is None or (needed is not None and child not in needed):
                 continue
             if g is not None:
                 if meta is not None or not g._dtype.is_floating_point:
                     _check_differentiable_edge(node, i, g)
-                buffers.add(child, nr, g)
+                if child in slots:
+                    buffers.add(child, nr, g)
+                else:  # (GradBuffers.add's first gradient, inlined)
+                    slots[child] = {nr: g}
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
@@ -155,14 +160,15 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         STATE.backward_callbacks = []
     try:
         while heap:
-            node = ready.pop()
+            node = heap.pop() if len(heap) == 1 else ready.pop()  # (the usual chain: nothing to order)
             done = precomputed.pop(node, None) if precomputed else None
             if done is not None:
                 if not retain_graph:
                     node.release()
                 send(node, done)
                 continue
-            grad_list = buffers.take(node)
+            slot = slots.pop(node, None)  # (GradBuffers.take's usual case inlined: one output)
+            grad_list = [slot[0]] if slot is not None and len(slot) == 1 and 0 in slot else buffers.taken(slot)
             # hooks see a missing gradient too (None), as torch's do
             if node._tensor_pre_hooks or node._retained:
                 tape.graph_break("a tensor hook or retain_grad runs during backward")
@@ -186,8 +192,10 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
             # _fused_region's first tests inlined: no call for the nodes it would turn away at once (a small one)
+            # (lazy.fuses inlined: a small node, the usual one here, needs no call)
             region = _fused_region(node, grad_list, deps, needed, targets)\
-                if fuse and node.__class__.__base__ is ElementwiseBackward and lazy.fuses(node.out_numel) else None
+                if fuse and node.__class__.__base__ is ElementwiseBackward and node.out_numel and \
+                (node.out_numel > lazy.SMALL_MAX or tape.active) else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
                     tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",
@@ -207,7 +215,14 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 results = _apply_checked(node, grad_list, create_graph)
             elif len(grad_list) == 1 and grad_list[0] is not None and not node._post_hooks:
                 results = node.apply(grad_list)  # _apply's usual case inlined
-                if not create_graph:
+                if create_graph:
+                    pass
+                elif node.__class__.__base__ is ElementwiseBackward:  # (own_new_results's first case inlined)
+                    g = grad_list[0]
+                    for r in results:
+                        if r is not None and r is not g:
+                            r._fresh = True
+                else:
                     own_new_results(node, results, grad_list, fuse)
             else:
                 results = _apply(node, grad_list, create_graph, fuse)

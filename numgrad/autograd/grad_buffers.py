@@ -26,10 +26,16 @@ class GradBuffers:
 
     def take(self, node):
         """The node's incoming gradients, one per output (None where none arrived)."""
-        inputs = self.slots.pop(node, None) or {}
+        return self.taken(self.slots.pop(node, None))
+
+    @staticmethod
+    def taken(inputs):
+        """take's list for a node's slot `inputs` (None: nothing arrived)."""
+        if not inputs:
+            return [None]
         if len(inputs) == 1 and 0 in inputs:  # the usual node: one output
             return [inputs[0]]
-        return [inputs.get(i) for i in range(max(inputs) + 1)] if inputs else [None]
+        return [inputs.get(i) for i in range(max(inputs) + 1)]
 
 
 def _sum(a, b):
@@ -125,6 +131,11 @@ def _holds(saved, arr):
 
 def disown_repeated(results):
     """One tensor sent down two edges: no AccumulateGrad may keep it as its own."""
+    if len(results) == 2:  # (the usual case: a binary op's two gradients)
+        a, b = results
+        if a is b and a is not None:
+            a._fresh = False
+        return
     seen = set()
     for r in results:
         if r is not None:

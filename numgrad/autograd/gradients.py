@@ -21,6 +21,10 @@ def _seq(x):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    if grad_tensors is None and inputs is None and not create_graph and not retain_graph and \
+            not isinstance(tensors, (list, tuple)):  # the usual `loss.backward()`
+        engine.run([tensors], [None], False, False)
+        return
     tensors = _seq(tensors)
     grads = _seq(grad_tensors) or [None] * len(tensors)
     if retain_graph is None:

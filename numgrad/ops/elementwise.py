@@ -286,8 +286,11 @@ class ElementwiseBackward(Node):
         self.next_functions = tuple(edges)
         self.meta = meta = {}
         for nm, i in plan.meta_args:
-            meta[nm] = (args[i]._shape, args[i]._dtype)
-        self.out_shape = shape = result._shape
+            a = args[i]
+            arr = a._arr  # (TensorBase._shape's array case inlined)
+            meta[nm] = (arr.shape if arr is not None else a._shape, a._dtype)
+        arr = result._arr
+        self.out_shape = shape = arr.shape if arr is not None else result._shape
         self.out_numel = math.prod(shape)
         for attr, i in plan.save_args:  # Node.save, inlined (an exponent is a plain value)
             value = result if i < 0 else args[i]
@@ -513,7 +516,7 @@ def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
             kind = BOOL if is_bool else np_dtype
             # (operand_array's usual cases inlined: an array of the result's shape and dtype, in C order; one
             # value expanded, a full sum's gradient, read as a scalar)
-            if a.shape == shape and a.dtype == kind and a.flags.c_contiguous:
+            if a.shape == shape and (a.dtype is kind or a.dtype == kind) and a.flags.c_contiguous:
                 if not one_dim:
                     a = a.reshape(-1)
             elif a.size and not any(a.strides):

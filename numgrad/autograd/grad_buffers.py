@@ -6,7 +6,7 @@ Only the backward machinery sets it: this module, and fused_backward for the gra
 from .. import lazy
 from .._core.state import STATE
 from ..kernels import dispatch
-from ..node import add_into
+from ..node import SavedTensor, add_into
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
 
@@ -125,8 +125,17 @@ def _holds_memory(saved, root):
 
 def _holds(saved, arr):
     """Whether a node's saved value (a SavedTensor, or a plain value) refers to array `arr`."""
+    cls = saved.__class__
+    if cls is SavedTensor:  # (its `data` is set for a saved output, or once released)
+        t = saved.tensor
+        return (t is not None and t._arr is arr) or (saved.is_output and getattr(saved, "data", None) is arr)
+    if cls in _PLAIN_VALUES:  # (getattr's AttributeError on these costs more than the rest of the test)
+        return False
     t = getattr(saved, "tensor", None)
     return getattr(saved, "data", None) is arr or (t is not None and t._arr is arr)
+
+
+_PLAIN_VALUES = frozenset((int, float, bool, str, tuple, list, type(None)))
 
 
 def disown_repeated(results):

@@ -303,22 +303,33 @@ def clip(input, min=None, max=None):
     return clamp(input, *clamp_bounds("clip", min, max))
 
 
+def _one_bound_args(fn, bound, input, value):
+    """torch's binding of clamp_min / clamp_max: (Tensor input, Tensor or Number bound); anything else is an
+    invalid combination, named by the types it got (a NumPy scalar input, a None, str or array bound)."""
+    if isinstance(input, TensorBase) and (isinstance(value, TensorBase) or _scalar(value)):
+        return
+    got = ", ".join("Tensor" if isinstance(v, TensorBase) else _type_name(v) for v in (input, value))
+    raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    f" * (Tensor input, Tensor {bound}, *, Tensor out = None)\n"
+                    f" * (Tensor input, Number {bound}, *, Tensor out = None)\n")
+
+
 def clamp_min(input, min):
+    _one_bound_args("clamp_min", "min", input, min)
     if isinstance(min, TensorBase):
         if input.dtype is bool_:  # clamp's route for bool (maximum's kernel)
             return clamp(input, min=min)
         return apply("clamp_min_tensor", input, min)  # ClampMinBackward1, as torch's clamp_min.Tensor
-    _tensor_arg("clamp_min", input, 1, "input")
     _check_converted("clamp_min_fn", (input, min), (min,))
     return apply("clamp_min_fn", input, min)  # ClampMinBackward0, as torch.clamp_min (clamp(min=) is ClampBackward1)
 
 
 def clamp_max(input, max):
+    _one_bound_args("clamp_max", "max", input, max)
     if isinstance(max, TensorBase):
         if input.dtype is bool_:
             return clamp(input, max=max)
         return apply("clamp_max_tensor", input, max)  # ClampMaxBackward1, as torch's clamp_max.Tensor
-    _tensor_arg("clamp_max", input, 1, "input")
     _check_converted("clamp_max_fn", (input, max), (max,))
     return apply("clamp_max_fn", input, max)
 

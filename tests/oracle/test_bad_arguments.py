@@ -6,6 +6,8 @@ Each case is a function of the library (torch or numgrad). numgrad runs them in 
 (helpers/isolated.py), so that a bad argument reaching a kernel fails its case instead of killing pytest."""
 import re
 
+import numpy as np
+
 import pytest
 
 from helpers.compare_core import strip_addresses
@@ -273,6 +275,15 @@ CASES = {
     "argmax_empty": lambda t: t.ones(0).argmax(),
     "logsumexp_dims_repeated": lambda t: _m(t).logsumexp((1, -1)),
     "norm_dim_out_of_range": lambda t: _m(t).norm(dim=2),
+    # ---- clamp_min / clamp_max: (Tensor input, Tensor or Number bound) ----
+    "clamp_min_number_input_tensor_bound": lambda t: t.clamp_min(2, _m(t)),
+    "clamp_max_number_input_tensor_bound": lambda t: t.clamp_max(2, _m(t)),
+    "clamp_min_numpy_scalar_input": lambda t: t.clamp_min(np.float32(2), _m(t)),
+    "clamp_min_numbers": lambda t: t.clamp_min(2, 3),
+    "clamp_min_none_bound": lambda t: t.clamp_min(_m(t), None),
+    "clamp_max_str_bound": lambda t: t.clamp_max(_m(t), "a"),
+    "clamp_max_list_bound": lambda t: t.clamp_max(_m(t), [1]),
+    "clamp_min_array_bound": lambda t: t.clamp_min(_m(t), np.array(2.0)),
 }
 
 

@@ -340,8 +340,14 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
     node = op_node_class(name, backward_fn)()
     edges, meta = [], []  # (loops, not comprehensions, which cost a call each on Python 3.11)
     for t in inputs:
-        edges.append(edge_of(t))
-        meta.append((t._shape, t._dtype) if t is not None else None)
+        if t is None:
+            edges.append((None, 0))
+            meta.append(None)
+            continue
+        fn, arr = t._grad_fn, t._arr
+        # (edge_of's usual case, a non-view with a grad_fn, and TensorBase._shape's array case inlined)
+        edges.append((fn, t._output_nr) if fn is not None and t._base is None else edge_of(t))
+        meta.append((arr.shape if arr is not None else t._shape, t._dtype))
     node.next_functions, node.input_meta = tuple(edges), tuple(meta)
     if saved:
         own = node._saved
@@ -349,8 +355,9 @@ def record(name, backward_fn, inputs, outputs, saved=None, saved_outputs=(), inp
             own[key] = SavedTensor(value, node, False) if isinstance(value, TensorBase) else value
     for i, out in enumerate(outputs):
         out._grad_fn, out._requires_grad, out._output_nr = node, True, i
-    for key, i in dict(saved_outputs).items():
-        node.save(key, outputs[i], is_output=True)
+    if saved_outputs:
+        for key, i in dict(saved_outputs).items():
+            node.save(key, outputs[i], is_output=True)
     if STATE.forward_ad is not None:
         STATE.forward_ad.recorded(name, backward_fn, inputs, outputs, saved, saved_outputs)
     return node

@@ -64,9 +64,11 @@ def own_new_results(node, results, grads, detect):
         return
     if not detect:
         return
-    ids = [id(g) for g in grads]  # (identity: `in` on the tensors would call Tensor.__eq__)
+    # (identity: `in` on the tensors would call Tensor.__eq__; one gradient, the usual case, needs no list)
+    single = grads[0] if len(grads) == 1 else None
+    ids = [id(g) for g in grads] if len(grads) != 1 else None
     for i, r in enumerate(results):
-        if r is None or r._fresh or id(r) in ids:
+        if r is None or r._fresh or r is single or (ids is not None and id(r) in ids):
             continue
         arr = r._arr
         if arr is None:

@@ -274,10 +274,11 @@ class SmallCall:
     strides, the scalars' types), worked out once: how each argument becomes a kernel operand, the kernel, the
     result's dtype and shape. elementwise.apply keeps it for the next call of that signature."""
 
-    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands")
+    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands", "node_meta")
 
     def __init__(self, entry, args, np_dtype, out_dtype, shape, n):
         self.entry, self.np_dtype, self.out_dtype, self.shape, self.n = entry, np_dtype, out_dtype, shape, n
+        self.node_meta = {}  # a backward plan's pattern -> its node's input shapes and dtypes (elementwise.py)
         self.np_out = out_dtype.np
         operands, is_array = [], []
         for a, nm in zip(args, entry.inputs):

@@ -139,7 +139,7 @@ def apply(name, *args):
                 call, compute = known
                 result = TensorBase._make(call.run(args), call.out_dtype)
                 if STATE.grad_enabled and call.entry.grads:
-                    _record(call.entry, args, result, compute)
+                    _record(call.entry, args, result, compute, call)
                 return result
     entry = ELEMENTWISE[name]
     tensors = [a for a in args if isinstance(a, TensorBase)]
@@ -180,12 +180,13 @@ def apply(name, *args):
     return result
 
 
-def _record(entry, args, result, compute):
-    """The op's backward node, when an input requires grad (in grad mode, for an entry with derivatives)."""
+def _record(entry, args, result, compute, call=None):
+    """The op's backward node, when an input requires grad (in grad mode, for an entry with derivatives);
+    `call`: the small-tensor path's SmallCall that computed the result, which knows the arguments' shapes."""
     for t in args:
         if isinstance(t, TensorBase) and (t._requires_grad or (t._base is not None and wants_grad(t))):
             if result._dtype.is_floating_point or _records_integer_result(entry, result):
-                node_class(entry.name)(entry, args, result, compute)
+                node_class(entry.name)(entry, args, result, compute, call)
             return
 
 
@@ -253,7 +254,7 @@ class ElementwiseBackward(Node):
     """Backward of one op-table entry: one generated kernel computes every needed input gradient in a
     single pass; with create_graph the same derivative expressions run as differentiable tensor ops."""
 
-    def __init__(self, entry, args, result, compute):
+    def __init__(self, entry, args, result, compute, call=None):
         # (Node.__init__, inlined: a node is made on every recorded op)
         self._seq = next_sequence()
         self._saved = saved = {}
@@ -284,14 +285,23 @@ class ElementwiseBackward(Node):
             # (edge_of's usual case inlined: a non-view with a grad_fn; the argument requires grad, see pattern)
             edges.append((fn, a._output_nr) if fn is not None and a._base is None else edge_of(a))
         self.next_functions = tuple(edges)
-        self.meta = meta = {}
-        for nm, i in plan.meta_args:
-            a = args[i]
-            arr = a._arr  # (TensorBase._shape's array case inlined)
-            meta[nm] = (arr.shape if arr is not None else a._shape, a._dtype)
-        arr = result._arr
-        self.out_shape = shape = arr.shape if arr is not None else result._shape
-        self.out_numel = math.prod(shape)
+        # the inputs' shapes and dtypes, which a SmallCall's signature fixes: worked out once per plan there
+        meta = call.node_meta.get(plan.pattern) if call is not None else None
+        if meta is None:
+            meta = {}
+            for nm, i in plan.meta_args:
+                a = args[i]
+                arr = a._arr  # (TensorBase._shape's array case inlined)
+                meta[nm] = (arr.shape if arr is not None else a._shape, a._dtype)
+            if call is not None:
+                call.node_meta[plan.pattern] = meta
+        self.meta = meta  # (read only: nodes of one signature share it)
+        if call is not None:
+            self.out_shape, self.out_numel = call.shape, call.n
+        else:
+            arr = result._arr
+            self.out_shape = arr.shape if arr is not None else result._shape
+            self.out_numel = math.prod(self.out_shape)
         for attr, i in plan.save_args:  # Node.save, inlined (an exponent is a plain value)
             value = result if i < 0 else args[i]
             saved[attr] = SavedTensor(value, self, i < 0) if isinstance(value, TensorBase) else value

@@ -274,7 +274,8 @@ class SmallCall:
     strides, the scalars' types), worked out once: how each argument becomes a kernel operand, the kernel, the
     result's dtype and shape. elementwise.apply keeps it for the next call of that signature."""
 
-    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands", "node_meta")
+    __slots__ = ("entry", "np_dtype", "out_dtype", "shape", "n", "kernel", "np_out", "operands", "node_meta",
+                 "two_whole")
 
     def __init__(self, entry, args, np_dtype, out_dtype, shape, n):
         self.entry, self.np_dtype, self.out_dtype, self.shape, self.n = entry, np_dtype, out_dtype, shape, n
@@ -296,11 +297,17 @@ class SmallCall:
             operands.append((how, kind))
             is_array.append(how in (WHOLE, FLAT, GENERAL))
         self.operands = tuple(operands)
+        # the commonest call, a binary op on two one-dim arrays of the result's shape and dtype (x * y)
+        self.two_whole = len(operands) == 2 and all(how == WHOLE for how, _ in operands)
         self.kernel = dispatch.small_elementwise_kernel(entry.name, entry.inputs, tuple(is_array),
                                                         entry.forward_outputs, KERNEL_DTYPE[np_dtype])
 
     def run(self, args):
         """The result's array for arguments of this call's signature."""
+        if self.two_whole and tape.profiler is None:
+            out = np.empty(self.n, self.np_out)
+            self.kernel(0, self.n, args[0]._arr, args[1]._arr, out)
+            return out
         kargs = []
         for a, (how, kind) in zip(args, self.operands):
             if how == WHOLE:

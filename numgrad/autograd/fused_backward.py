@@ -20,6 +20,7 @@ KERNEL_DTYPE = lazy.KERNEL_DTYPE
 
 def _fusable(node):
     return (isinstance(node, ElementwiseBackward) and not node.plan.not_implemented and node.refusal is None
+            and not node.by_tensor_ops  # (its derivatives' integer products are not the kernel's)
             and not node._freed and not node.compute.is_narrow  # (half types round each node's gradient)
             and not any(dtype.is_narrow for _, dtype in node.meta.values())  # (a half input's too)
             and not node.has_hooks() and _saved_as_recorded(node))

@@ -315,8 +315,13 @@ class ElementwiseBackward(Node):
                 a = args[entry.inputs.index(nm)]
                 if isinstance(a, TensorBase) and a._dtype.name in rules:
                     self.refusal = rules[a._dtype.name]
+        for nm in entry.integer_arithmetic:
+            a = args[entry.inputs.index(nm)]
+            if isinstance(a, TensorBase) and not a._dtype.is_floating_point:
+                self.by_tensor_ops = True
 
     refusal = None  # (exception, message) the backward raises: see Elementwise.backward_refuses
+    by_tensor_ops = False  # the derivatives run as tensor ops even without create_graph: Elementwise.integer_arithmetic
 
     def _refusal_applies(self):
         """Whether a gradient the refusal blocks is wanted (Elementwise.refusal_blocks; by default any)."""
@@ -360,7 +365,7 @@ class ElementwiseBackward(Node):
         # torch's formula fails after unpacking what the node saved, when a gradient it computes is wanted
         if self.refusal is not None and self._refusal_applies():
             raise self.refusal[0](self.refusal[1].replace("{default}", dtypes.get_default_dtype().word))
-        if STATE.grad_enabled:
+        if STATE.grad_enabled or self.by_tensor_ops:
             results = self._tensor_mode(g, values)
         else:
             if not plan.zero and not self.compute.is_narrow and lazy.computes_at_once(self.out_numel) and \

@@ -39,6 +39,10 @@ class Elementwise:
     # torch's backward op whose own derivative it does not define (hardsigmoid_backward): with create_graph the
     # gradient is recorded by a node that raises when differentiated
     backward_aten: str = ""
+    # inputs that torch's derivative formula combines with a number in their own dtype (addcmul's `tensor2 * value`
+    # wraps in int8): a node saving one of them as an integer tensor evaluates its derivatives as tensor ops,
+    # which compute that product in the integer dtype as torch's do (the backward kernel computes in float)
+    integer_arithmetic: tuple = ()
 
     @property
     def forward_outputs(self):
@@ -344,7 +348,8 @@ _e("nan_to_num", "a v p m", "where(a != a, v, where(a - a == 0, a, where(a > 0, 
 # addcmul / addcdiv: a + v * b * c and a + v * b / c in torch's order of rounding; `v` is an option
 _e("addcmul", "a b c v", "a + v * b * c", {"a": "g", "b": "g * (c * v)", "c": "g * (b * v)"}, "AddcmulBackward0",
    saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",), options=("v",),
-   refuses={"bool": (NotImplementedError, '"addcmul_cpu_out" not implemented for \'Bool\'')}, internal=True)
+   refuses={"bool": (NotImplementedError, '"addcmul_cpu_out" not implemented for \'Bool\'')}, internal=True,
+   integer_arithmetic=("b", "c"))
 # tensor1's gradient is (value / tensor2) in torch's formula, a float of the default dtype written into tensor2's
 # dtype: refused when that is an integer or bool
 _INTEGER_DIVISOR = {name: (RuntimeError, f"result type {{default}} can't be cast to the desired output type {word}")
@@ -353,7 +358,7 @@ _INTEGER_DIVISOR = {name: (RuntimeError, f"result type {{default}} can't be cast
 _e("addcdiv", "a b c v", "a + v * b / c", {"a": "g", "b": "g * (v / c)", "c": "-g * (v * b / (c * c))"},
    "AddcdivBackward0", saved_names={"b": "tensor1", "c": "tensor2", "v": "value"}, scalar_only=("v",),
    options=("v",), domain={"c": NONZERO}, internal=True, backward_refuses={"c": _INTEGER_DIVISOR},
-   refusal_blocks=("b",))
+   refusal_blocks=("b",), integer_arithmetic=("b", "c"))
 
 
 @dataclass(frozen=True)

@@ -434,3 +434,26 @@ def test_nan_written_into_an_integer_tensor_is_cast_silently(write):
             write(lib, t)
         results.append(t.numpy())
     np.testing.assert_array_equal(*results)
+
+
+@pytest.mark.parametrize("n", [3, 70_000])  # the small path, and a fused backward region's size
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_an_integer_operand_times_value_wraps_in_its_dtype_as_torchs_derivative(op, dtype, n):
+    """Seed 34, program 192: addcmul's gradient of tensor1 is `grad * (tensor2 * value)`, and torch computes
+    `tensor2 * value` in tensor2's integer dtype (an int32 INT_MIN times -1, an int8 100 times 2, wrap); the backward
+    kernel computed it in float. addcdiv's gradient of tensor2 wraps `value * tensor1` the same way."""
+    info = np.iinfo(dtype)
+    ints = np.resize(np.array([info.min, info.max, 100, 3, 0], dtype=dtype), n)
+    floats = np.resize(np.array([0.5, -1.5, 2.0, 1.0, 3.0], dtype=np.float32), n)
+    value = -1 if dtype == "int32" else 3
+    results = []
+    for lib in (torch, numgrad):
+        a = lib.tensor(floats, requires_grad=True)
+        other = lib.tensor(floats + 1, requires_grad=True)
+        i = lib.tensor(ints)
+        out = lib.addcmul(a, other, i, value=value) if op == "addcmul" else lib.addcdiv(a, i, other, value=value)
+        (out * out).sum().backward()
+        results.append((out.detach().numpy(), a.grad.numpy(), other.grad.numpy()))
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -103,14 +103,31 @@ def view(t, *shape):
     return out
 
 
-def reshape(t, *shape):
-    shape = _infer(_shape_arg(shape), t._data.size)
-    data = t._data.view()
+def _reshaped_view(arr, shape):
+    """`arr` seen with `shape` without a copy, or None where that takes one. (Setting a NumPy array's .shape
+    makes the copy first to find that out, 7 us for the GPT block's heads; reshape(copy=False) fails at once
+    and gives the same view.)"""
+    if type(arr) is np.ndarray:
+        try:
+            return arr.reshape(shape, copy=False)
+        except ValueError:
+            return None
+    data = arr.view()
     try:
         data.shape = shape
-        out = view_of(t, data)
-        name = "ViewBackward0"
     except AttributeError:
+        return None
+    return data
+
+
+def reshape(t, *shape):
+    shape = _infer(_shape_arg(shape), t._data.size)
+    data = _reshaped_view(t._data, shape)
+    if data is not None:
+        out = view_of(t, data)
+        # torch views a contiguous tensor (view) and aliases a strided one (_reshape_alias)
+        name = "ViewBackward0" if t._data.flags.c_contiguous else "ReshapeAliasBackward0"
+    else:
         out = TensorBase._make(dispatch.reshape_copy(t._data, shape), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])

@@ -103,15 +103,8 @@ def view(t, *shape):
     return out
 
 
-def _reshaped_view(arr, shape):
-    """`arr` seen with `shape` without a copy, or None where that takes one. (Setting a NumPy array's .shape
-    makes the copy first to find that out, 7 us for the GPT block's heads; reshape(copy=False) fails at once
-    and gives the same view.)"""
-    if type(arr) is np.ndarray:
-        try:
-            return arr.reshape(shape, copy=False)
-        except ValueError:
-            return None
+def _device_view(arr, shape):
+    """GPU array `arr` seen with `shape` without a copy, or None where that takes one."""
     data = arr.view()
     try:
         data.shape = shape
@@ -121,14 +114,20 @@ def _reshaped_view(arr, shape):
 
 
 def reshape(t, *shape):
-    shape = _infer(_shape_arg(shape), t._data.size)
-    data = _reshaped_view(t._data, shape)
+    arr = t._data
+    shape = _infer(_shape_arg(shape), arr.size)
+    # (setting a NumPy array's .shape makes the copy first to find that it needs one, 7 us for the GPT block's
+    # heads; reshape(copy=False) fails at once, and its view is the same)
+    try:
+        data = arr.reshape(shape, copy=False) if arr.__class__ is np.ndarray else _device_view(arr, shape)
+    except ValueError:
+        data = None
     if data is not None:
         out = view_of(t, data)
         # torch views a contiguous tensor (view) and aliases a strided one (_reshape_alias)
-        name = "ViewBackward0" if t._data.flags.c_contiguous else "ReshapeAliasBackward0"
+        name = "ViewBackward0" if arr.flags.c_contiguous else "ReshapeAliasBackward0"
     else:
-        out = TensorBase._make(dispatch.reshape_copy(t._data, shape), t._dtype)
+        out = TensorBase._make(dispatch.reshape_copy(arr, shape), t._dtype)
         name = "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out

@@ -64,6 +64,15 @@ def _shape_arg(shape):
 def _infer(shape, numel):
     """at::infer_size: at most one -1, no other negative size (checked in order), the sizes multiplying
     up to `numel`."""
+    if min(shape, default=0) < 0:
+        shape = _inferred(shape, numel)
+    if math.prod(shape) != numel:
+        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _inferred(shape, numel):
+    """`shape` with its -1 size worked out, or torch's error for its negative sizes."""
     shape = list(shape)
     inferred = False
     for i, s in enumerate(shape):
@@ -73,17 +82,14 @@ def _infer(shape, numel):
             inferred = True
         elif s < 0:
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
-    if inferred:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 and numel == 0:
-            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
-                               "unspecified dimension size -1 can be any value and is ambiguous")
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
-    if math.prod(shape) != numel:
-        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
-    return tuple(shape)
+    known = -math.prod(shape)  # (the one -1 among sizes of at least 0)
+    if known == 0 and numel == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                           "unspecified dimension size -1 can be any value and is ambiguous")
+    if known == 0 or numel % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    shape[shape.index(-1)] = numel // known
+    return shape
 
 
 def _view_backward(node, g):

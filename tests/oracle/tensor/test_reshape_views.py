@@ -49,3 +49,18 @@ def test_a_copying_reshape_does_not_write_through_and_a_view_does():
         copied, viewed = x.transpose(0, 1).reshape(3, 8), x[:, :, :2].reshape(6, 2)
         x.add_(100)
         assert float(copied[0, 0]) == 0 and float(viewed[0, 0]) == 100, lib.__name__
+
+
+@pytest.mark.parametrize("numel, shape", [
+    (24, (-1, -1)), (24, (2, -1, -1)), (24, (-2, 12)), (24, (-1, -3)), (24, (5, -1)), (24, (0, -1)), (0, (0, -1)),
+    (0, (-1, 0)), (24, (7,)), (24, (-1,)), (24, (2, -1, 3)), (0, (2, -1)), (24, (4, 6, 1, -1)), (1, ()),
+])
+def test_reshape_sizes_and_their_errors_as_torch(numel, shape):
+    outcomes = []
+    for lib in (numgrad, torch):
+        x = lib.tensor(np.arange(numel, dtype=np.float32))
+        try:
+            outcomes.append(tuple(x.reshape(shape).shape))
+        except Exception as e:  # compared below: type and message
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

@@ -109,9 +109,16 @@ def view(t, *shape):
     return out
 
 
-def _device_view(arr, shape):
-    """GPU array `arr` seen with `shape` without a copy, or None where that takes one."""
-    data = arr.view()
+def _strided_view(arr, shape):
+    """Non-contiguous `arr` seen with `shape` without a copy, or None where that takes one. (Setting a NumPy
+    array's .shape makes the copy first to find that it needs one, 7 us for the GPT block's heads;
+    reshape(copy=False) fails at once, and its view is the same.)"""
+    if arr.__class__ is np.ndarray:
+        try:
+            return arr.reshape(shape, copy=False)
+        except ValueError:
+            return None
+    data = arr.view()  # a GPU array: its shape setter refuses what needs a copy
     try:
         data.shape = shape
     except AttributeError:
@@ -122,19 +129,16 @@ def _device_view(arr, shape):
 def reshape(t, *shape):
     arr = t._data
     shape = _infer(_shape_arg(shape), arr.size)
-    # (setting a NumPy array's .shape makes the copy first to find that it needs one, 7 us for the GPT block's
-    # heads; reshape(copy=False) fails at once, and its view is the same)
-    try:
-        data = arr.reshape(shape, copy=False) if arr.__class__ is np.ndarray else _device_view(arr, shape)
-    except ValueError:
-        data = None
-    if data is not None:
-        out = view_of(t, data)
-        # torch views a contiguous tensor (view) and aliases a strided one (_reshape_alias)
-        name = "ViewBackward0" if arr.flags.c_contiguous else "ReshapeAliasBackward0"
+    if arr.flags.c_contiguous:  # a view of any shape: set on a view of the array, cheaper than reshape()
+        data = arr.view()
+        data.shape = shape
+        out, name = view_of(t, data), "ViewBackward0"
     else:
-        out = TensorBase._make(dispatch.reshape_copy(arr, shape), t._dtype)
-        name = "UnsafeViewBackward0"
+        data = _strided_view(arr, shape)
+        if data is not None:  # torch aliases a strided tensor (_reshape_alias) where it views a contiguous one
+            out, name = view_of(t, data), "ReshapeAliasBackward0"
+        else:
+            out, name = TensorBase._make(dispatch.reshape_copy(arr, shape), t._dtype), "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out
 

@@ -112,8 +112,9 @@ def _log_softmax(inputs, outputs, saved, tangents):
 
 # node name -> rule(inputs, outputs, saved, input tangents (None where none)) -> output tangents
 JVP_RULES = {
-    **dict.fromkeys(("ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
-                     "SqueezeBackward2", "UnsqueezeBackward0"), _linear(lambda t, out, s: t.reshape(out._shape))),
+    **dict.fromkeys(("ViewBackward0", "ReshapeAliasBackward0", "UnsafeViewBackward0", "SqueezeBackward0",
+                     "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0"),
+                    _linear(lambda t, out, s: t.reshape(out._shape))),
     "ExpandBackward0": _linear(lambda t, out, s: t.expand(out._shape)),
     "TBackward0": _linear(lambda t, out, s: t.t()),
     "PermuteBackward0": _linear(lambda t, out, s: t.permute(*s["dims"])),

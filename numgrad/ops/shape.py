@@ -64,6 +64,15 @@ def _shape_arg(shape):
 def _infer(shape, numel):
     """at::infer_size: at most one -1, no other negative size (checked in order), the sizes multiplying
     up to `numel`."""
+    if min(shape, default=0) < 0:
+        shape = _inferred(shape, numel)
+    if math.prod(shape) != numel:
+        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _inferred(shape, numel):
+    """`shape` with its -1 size worked out, or torch's error for its negative sizes."""
     shape = list(shape)
     inferred = False
     for i, s in enumerate(shape):
@@ -73,17 +82,14 @@ def _infer(shape, numel):
             inferred = True
         elif s < 0:
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
-    if inferred:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 and numel == 0:
-            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
-                               "unspecified dimension size -1 can be any value and is ambiguous")
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
-    if math.prod(shape) != numel:
-        raise RuntimeError(f"shape '[{', '.join(str(s) for s in shape)}]' is invalid for input of size {numel}")
-    return tuple(shape)
+    known = -math.prod(shape)  # (the one -1 among sizes of at least 0)
+    if known == 0 and numel == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                           "unspecified dimension size -1 can be any value and is ambiguous")
+    if known == 0 or numel % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    shape[shape.index(-1)] = numel // known
+    return shape
 
 
 def _view_backward(node, g):
@@ -103,16 +109,36 @@ def view(t, *shape):
     return out
 
 
-def reshape(t, *shape):
-    shape = _infer(_shape_arg(shape), t._data.size)
-    data = t._data.view()
+def _strided_view(arr, shape):
+    """Non-contiguous `arr` seen with `shape` without a copy, or None where that takes one. (Setting a NumPy
+    array's .shape makes the copy first to find that it needs one, 7 us for the GPT block's heads;
+    reshape(copy=False) fails at once, and its view is the same.)"""
+    if arr.__class__ is np.ndarray:
+        try:
+            return arr.reshape(shape, copy=False)
+        except ValueError:
+            return None
+    data = arr.view()  # a GPU array: its shape setter refuses what needs a copy
     try:
         data.shape = shape
-        out = view_of(t, data)
-        name = "ViewBackward0"
     except AttributeError:
-        out = TensorBase._make(dispatch.reshape_copy(t._data, shape), t._dtype)
-        name = "UnsafeViewBackward0"
+        return None
+    return data
+
+
+def reshape(t, *shape):
+    arr = t._data
+    shape = _infer(_shape_arg(shape), arr.size)
+    if arr.flags.c_contiguous:  # a view of any shape: set on a view of the array, cheaper than reshape()
+        data = arr.view()
+        data.shape = shape
+        out, name = view_of(t, data), "ViewBackward0"
+    else:
+        data = _strided_view(arr, shape)
+        if data is not None:  # torch aliases a strided tensor (_reshape_alias) where it views a contiguous one
+            out, name = view_of(t, data), "ReshapeAliasBackward0"
+        else:
+            out, name = TensorBase._make(dispatch.reshape_copy(arr, shape), t._dtype), "UnsafeViewBackward0"
     record(name, _view_backward, [t], [out])
     return out
 

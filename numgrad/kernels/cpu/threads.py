@@ -4,12 +4,21 @@ other thread pool in the process (BLAS, torch's) and cost milliseconds per launc
 
 The pool is a worker thread per extra core, each waiting on a queue.SimpleQueue (a C lock, no Python-level
 Condition): a hand-off costs about a quarter of concurrent.futures' (two no-op calls: 110 -> 27 us on this
-VM's two cores), which is what a split over the threads pays on every kernel."""
+VM's two cores), which is what a split over the threads pays on every kernel.
+
+set_count also sets the thread count of NumPy's bundled OpenBLAS (the matrix products), as torch's
+set_num_threads does MKL's: a process told to use one thread (a DDP rank, a DataLoader worker, a user's choice)
+then has no BLAS worker spinning beside it. On two loaded cores two BLAS threads ran the GPT block's step 2.4-12x
+slower than one (each product waits for a worker the scheduler has not run)."""
+import ctypes
+import glob
+import itertools
 import os
 import queue
 import threading
 
 import numba
+import numpy as np
 
 # Below this many elements one thread runs the loop; above it the range is split over the threads.
 # (Handing work to a thread costs tens of microseconds, and right after a matmul the BLAS threads
@@ -20,6 +29,7 @@ _worker_ids = set()  # their thread idents: a split inside a worker's job runs o
 _pool_pid = None  # the process that started them (a forked child has none of them running)
 _start_lock = threading.Lock()
 _chosen = []  # set_count's value, when one was set: it overrides NUMBA_NUM_THREADS
+_blas = []  # NumPy's bundled OpenBLAS (a ctypes library), or None, once looked for
 
 
 def count():
@@ -34,6 +44,41 @@ def set_count(n):
     if n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
     _chosen[:] = [n]
+    set_blas_count(n)
+
+
+def _openblas_function(name):
+    """The C function `name` of the OpenBLAS that NumPy's wheel bundles (scipy-openblas names it with a prefix
+    and a suffix, as threadpoolctl looks for it), or None: NumPy built on another BLAS, or no such library."""
+    if not _blas:
+        package = os.path.dirname(os.path.abspath(np.__file__))
+        found = [path for folder in (package + ".libs", os.path.join(package, ".dylibs"))
+                 for path in sorted(glob.glob(os.path.join(folder, "*openblas*")))]
+        try:
+            _blas.append(ctypes.CDLL(found[0]) if found else None)  # the library NumPy loaded: the same handle
+        except OSError:
+            _blas.append(None)
+    library = _blas[0]
+    for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
+        function = getattr(library, f"{prefix}{name}{suffix}", None) if library is not None else None
+        if function is not None:
+            return function
+    return None
+
+
+def set_blas_count(n):
+    """NumPy's OpenBLAS runs its matrix products on at most `n` threads; nothing happens where NumPy has no
+    OpenBLAS of its own. (OpenBLAS splits a large product by the count, so its rounding can differ between
+    counts, as MKL's does under torch.set_num_threads; the default count is left as OpenBLAS chose it.)"""
+    setter = _openblas_function("openblas_set_num_threads")
+    if setter is not None:
+        setter(ctypes.c_int(n))
+
+
+def blas_count():
+    """The threads NumPy's OpenBLAS runs its products on, or None where NumPy has no OpenBLAS of its own."""
+    getter = _openblas_function("openblas_get_num_threads")
+    return None if getter is None else int(getter())
 
 
 def split(total, parts):

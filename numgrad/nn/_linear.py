@@ -77,7 +77,9 @@ def _check_addmm(input, weight, bias, x, w):
 def _addmm(input, weight, bias):
     """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
     x, w = input._data, weight._data  # (each read once: every Linear call runs this)
-    _check_addmm(input, weight, bias, x, w)
+    dtype = input._dtype
+    if w.ndim != 2 or bias._dtype is not dtype or weight._dtype is not dtype or x.shape[1] != w.shape[1]:
+        _check_addmm(input, weight, bias, x, w)  # (its errors, in torch's order)
     n, m = x.shape[0], w.shape[0]
     host = x.__class__ is np.ndarray
     # host arrays all: the CPU, with no device to compare (check_same_device's answer, without its loop)
@@ -85,7 +87,7 @@ def _addmm(input, weight, bias):
         check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
-    out = _plus_bias(dispatch.matmul(x, w.T), bias, input._dtype, device)
+    out = _plus_bias(dispatch.matmul(x, w.T), bias, dtype, device)
     # each operand is kept only if the other one's gradient needs it
     node = record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
                   {"input": input if weight._requires_grad else None,

@@ -309,12 +309,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     input.dim(), target.dim()  # (what is no tensor fails here, as before; the checks then read the shapes)
     shape, target_shape = input._shape, target._shape
     rank = len(shape)
-    _check_nll_nd(shape, target_shape)
-    if rank in (1, 2):
-        _check_nll(shape, target, target_shape, weight)
-    else:
-        _check_nll2d(input, target, weight)
-    _check_nll_kernel(input, weight, rank)
+    # (a batch of rows with a class index each and no weights passes every check below: not called)
+    if rank != 2 or len(target_shape) != 1 or shape[0] != target_shape[0] or target._dtype is not dtypes.int64 or \
+            weight is not None or not input._dtype.is_floating_point:
+        _check_nll_nd(shape, target_shape)
+        if rank in (1, 2):
+            _check_nll(shape, target, target_shape, weight)
+        else:
+            _check_nll2d(input, target, weight)
+        _check_nll_kernel(input, weight, rank)
     class_dim = 1 if rank >= 2 else 0
     n_classes = shape[class_dim]
     x, t = input._data, target._data

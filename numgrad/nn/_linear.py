@@ -18,23 +18,26 @@ from ..ops.linalg import backward_mm, mm_laid_out
 from ..ops.reduction import sums_unrecorded
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
-from ._common import constant, new_tensor, wants
+from ._common import constant, new_tensor
 from ..ops.indexing import _put
 from ..kernels.dispatch import indexing as device_index
 
 
+@np.errstate(all="ignore")  # the products' IEEE results (inf, NaN) without NumPy's warnings, as mm: one for both
 def _addmm_backward(node, g):
     bias_grad = input_grad = weight_grad = None
-    if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
-        bias_grad = _column_sums(g) if node.input_shape(0) == (g._shape[1],) else g._sum_to(node.input_shape(0))
+    (bias_edge, _), (input_edge, _), (weight_edge, _) = node.next_functions  # (wants(node, i), read once)
+    if bias_edge is not None:  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
+        shape = node.input_shape(0)
+        bias_grad = _column_sums(g) if shape == (g._shape[1],) else g._sum_to(shape)
     # as torch's mm_mat1_backward and mm_mat2_backward of input @ weight.t(): each gradient in its operand's
     # layout, so that AccumulateGrad keeps it without a copy (a column-major weight's too; GPU arrays are C order)
     input_column_major, weight_column_major = node.layouts
-    if wants(node, 1):
+    if input_edge is not None:
         weight = node.saved("weight")
         input_grad = mm_laid_out(weight.t(), g.t(), (g.shape[0], weight.shape[1]), transposed=True) \
             if input_column_major else backward_mm(g, weight)
-    if wants(node, 2):
+    if weight_edge is not None:
         input = node.saved("input")
         weight_grad = mm_laid_out(input.t(), g, (g.shape[1], input.shape[1]), transposed=True) \
             if weight_column_major else backward_mm(g, input, a_transposed=True)

@@ -587,7 +587,10 @@ _softmax_backward.takes_pending_grad = _log_softmax_backward.takes_pending_grad 
 def _row_backward(g, out, log):
     if lazy.pending(g) is not None and g._dtype is out._dtype and g._shape == out._shape:
         return lazy.softmax_rows_backward(g, lazy.array_to_read(out), log)
-    return dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, log)
+    grad = g._data
+    if g._dtype is not out._dtype:  # (a gradient of another float type: converted; no astype call otherwise)
+        grad = grad.astype(out._dtype.np)
+    return dispatch.row_softmax_backward(grad, out._data, log)
 
 
 def _runs_rows(t, d):

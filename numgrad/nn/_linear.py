@@ -18,23 +18,26 @@ from ..ops.linalg import backward_mm, mm_laid_out
 from ..ops.reduction import sums_unrecorded
 from ..tensor import Tensor
 from ..tensor_base import check_same_device
-from ._common import constant, new_tensor, wants
+from ._common import constant, new_tensor
 from ..ops.indexing import _put
 from ..kernels.dispatch import indexing as device_index
 
 
+@np.errstate(all="ignore")  # the products' IEEE results (inf, NaN) without NumPy's warnings, as mm: one for both
 def _addmm_backward(node, g):
     bias_grad = input_grad = weight_grad = None
-    if wants(node, 0):  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
-        bias_grad = _column_sums(g) if node.input_shape(0) == (g._shape[1],) else g._sum_to(node.input_shape(0))
+    (bias_edge, _), (input_edge, _), (weight_edge, _) = node.next_functions  # (wants(node, i), read once)
+    if bias_edge is not None:  # a bias of other shapes than (out,) broadcasts: its gradient sums back to its shape
+        shape = node.input_shape(0)
+        bias_grad = _column_sums(g) if shape == (g._shape[1],) else g._sum_to(shape)
     # as torch's mm_mat1_backward and mm_mat2_backward of input @ weight.t(): each gradient in its operand's
     # layout, so that AccumulateGrad keeps it without a copy (a column-major weight's too; GPU arrays are C order)
     input_column_major, weight_column_major = node.layouts
-    if wants(node, 1):
+    if input_edge is not None:
         weight = node.saved("weight")
         input_grad = mm_laid_out(weight.t(), g.t(), (g.shape[0], weight.shape[1]), transposed=True) \
             if input_column_major else backward_mm(g, weight)
-    if wants(node, 2):
+    if weight_edge is not None:
         input = node.saved("input")
         weight_grad = mm_laid_out(input.t(), g, (g.shape[1], input.shape[1]), transposed=True) \
             if weight_column_major else backward_mm(g, input, a_transposed=True)
@@ -77,7 +80,9 @@ def _check_addmm(input, weight, bias, x, w):
 def _addmm(input, weight, bias):
     """bias + input @ weight.T for a 2-d input: one BLAS call, one node, as torch's Linear."""
     x, w = input._data, weight._data  # (each read once: every Linear call runs this)
-    _check_addmm(input, weight, bias, x, w)
+    dtype = input._dtype
+    if w.ndim != 2 or bias._dtype is not dtype or weight._dtype is not dtype or x.shape[1] != w.shape[1]:
+        _check_addmm(input, weight, bias, x, w)  # (its errors, in torch's order)
     n, m = x.shape[0], w.shape[0]
     host = x.__class__ is np.ndarray
     # host arrays all: the CPU, with no device to compare (check_same_device's answer, without its loop)
@@ -85,7 +90,7 @@ def _addmm(input, weight, bias):
         check_same_device(input, weight, bias)
     if bias._shape != (m,):
         bias.expand(n, m)  # torch's error for a bias that does not broadcast to the result
-    out = _plus_bias(dispatch.matmul(x, w.T), bias, input._dtype, device)
+    out = _plus_bias(dispatch.matmul(x, w.T), bias, dtype, device)
     # each operand is kept only if the other one's gradient needs it
     node = record("AddmmBackward0", _addmm_backward, [bias, input, weight], [out],
                   {"input": input if weight._requires_grad else None,

@@ -309,15 +309,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     input.dim(), target.dim()  # (what is no tensor fails here, as before; the checks then read the shapes)
     shape, target_shape = input._shape, target._shape
     rank = len(shape)
-    _check_nll_nd(shape, target_shape)
-    if rank in (1, 2):
-        _check_nll(shape, target, target_shape, weight)
-    else:
-        _check_nll2d(input, target, weight)
-    _check_nll_kernel(input, weight, rank)
+    # (a batch of rows with a class index each and no weights passes every check below: not called)
+    if rank != 2 or len(target_shape) != 1 or shape[0] != target_shape[0] or target._dtype is not dtypes.int64 or \
+            weight is not None or not input._dtype.is_floating_point:
+        _check_nll_nd(shape, target_shape)
+        if rank in (1, 2):
+            _check_nll(shape, target, target_shape, weight)
+        else:
+            _check_nll2d(input, target, weight)
+        _check_nll_kernel(input, weight, rank)
     class_dim = 1 if rank >= 2 else 0
     n_classes = shape[class_dim]
-    nll = dispatch.by_device([input._data, target._data], _nll_loss_numpy, _nll_loss_tensor_ops)
+    x, t = input._data, target._data
+    nll = _nll_loss_numpy if x.__class__ is np.ndarray and t.__class__ is np.ndarray else \
+        dispatch.by_device([x, t], _nll_loss_numpy, _nll_loss_tensor_ops)  # (host arrays: the answer, without a call)
     return nll(input, target, weight, ignore_index, reduction, class_dim, n_classes)
 
 
@@ -334,21 +339,23 @@ def _nll_loss_numpy(input, target, weight, ignore_index, reduction, class_dim, n
     # torch runs inputs of other ranks than 1, 2 and 4 as 4-d (nll_loss2d) and views the result back
     name = "NllLoss2DBackward0" if x.ndim >= 3 else "NllLossBackward0"
     view_back = reduction == "none" and x.ndim not in (1, 2, 4)
-    none_shape = _none_shape(input, target)
+    none_shape = () if x.ndim == 1 else t.shape  # (_none_shape's answer)
     shape = t.shape[:1] + (-1,) if view_back else none_shape
     rows = x if x.ndim == 2 else x.reshape(1, -1)  # (a 1-d input is one row)
-    if x.ndim <= 2 and loss_kernels.nll_loop_applies(rows, t.reshape(-1), w):
+    flat_target = t if t.ndim == 1 else t.reshape(-1)
+    if x.ndim <= 2 and loss_kernels.nll_loop_applies(rows, flat_target, w):
         # torch's nll_loss (nll_loss2d sums otherwise) in one loop; a 1-d input's unreduced loss is torch's sum of
         # its one row (+0.0, not -0.0, for a log-probability of 0)
         mode = "sum" if reduction == "none" and x.ndim == 1 else reduction
-        data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, t.reshape(-1), w, ignore_index, mode,
+        data, coef = tape.call_into("out", loss_kernels.nll_forward, rows, flat_target, w, ignore_index, mode,
                                     want_coef)
         data = data.reshape(shape) if reduction == "none" else data
-        coef = None if coef is None else coef.reshape(x.shape)
+        coef = coef if coef is None or x.ndim == 2 else coef.reshape(x.shape)
+        out = Tensor._make(data, input._dtype)  # (the loop's arrays are of x's dtype)
     else:
         data, coef = tape.call(_nll_arrays, x, t, w, ignore_index, reduction, class_dim, n_classes, shape,
                                want_coef)
-    out = new_tensor(data, input._dtype)
+        out = new_tensor(data, input._dtype)
     if want_coef:
         record(name, _nll_backward, [input], [out], {"coef": Tensor._make(coef, input._dtype),
                                                      "reduction": reduction, "class_dim": class_dim,

@@ -327,6 +327,8 @@ class Module:
         compiled = self.__dict__.get("_compiled_call")
         if compiled is not None:
             return compiled(*args, **kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks):  # _call_impl's common case, without its call
+            return self.forward(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
     def compile(self, *args, **kwargs):

@@ -122,7 +122,9 @@ def mm_laid_out(x, y, shape, transposed=False):
 def backward_mm(a, b, a_transposed=False):
     """a.mm(b), or with `a_transposed` a.t().mm(b), as a backward formula computes it. In a first-order backward
     on the host (no graph to record, no autocast or forward AD to serve: mm would make no node), the product
-    alone, as mm computes it, without the transpose's view or mm's checks, which the forward already passed."""
+    alone, as mm computes it, without the transpose's view or mm's checks, which the forward already passed. The
+    caller ignores NumPy's floating-point errors (np.errstate), as mm does: a backward with two products enters
+    that state once."""
     if STATE.grad_enabled or STATE.autocast is not None or STATE.forward_ad is not None or \
             a._dtype is not b._dtype or not a._dtype.is_floating_point:
         return (a.t() if a_transposed else a).mm(b)
@@ -132,9 +134,8 @@ def backward_mm(a, b, a_transposed=False):
     return TensorBase._make(_host_product(x.T if a_transposed else x, y), a._dtype)
 
 
-@np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings, as mm
 def _host_product(x, y):
-    """mm's product of host arrays x and y."""
+    """mm's product of host arrays x and y (backward_mm's caller ignores NumPy's floating-point errors)."""
     (n, k), m = x.shape, y.shape[1]
     return x * y if _single_products(n, k, m) else dispatch.matmul(x, y)
 

@@ -568,15 +568,15 @@ def logsumexp(t, dim=_NO_DIM, keepdim=False):
 
 def _softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
-    if _row_kernel_applies(out, d):
-        return (_result(_row_backward(g, out, False), out._dtype),)
+    if not STATE.grad_enabled and _runs_rows(out, d):
+        return (TensorBase._make(_row_backward(g, out, False), out._dtype),)
     return (out * (g - sum(g * out, d, keepdim=True)),)
 
 
 def _log_softmax_backward(node, g):
     out, d = node.saved("result"), node.saved("dim")
-    if _row_kernel_applies(out, d):
-        return (_result(_row_backward(g, out, True), out._dtype),)
+    if not STATE.grad_enabled and _runs_rows(out, d):  # (create_graph needs the tensor ops)
+        return (TensorBase._make(_row_backward(g, out, True), out._dtype),)
     return (g - out.exp() * sum(g, d, keepdim=True),)
 
 
@@ -587,14 +587,18 @@ _softmax_backward.takes_pending_grad = _log_softmax_backward.takes_pending_grad 
 def _row_backward(g, out, log):
     if lazy.pending(g) is not None and g._dtype is out._dtype and g._shape == out._shape:
         return lazy.softmax_rows_backward(g, lazy.array_to_read(out), log)
-    return dispatch.row_softmax_backward(g._data.astype(out._dtype.np, copy=False), out._data, log)
+    grad = g._data
+    if g._dtype is not out._dtype:  # (a gradient of another float type: converted; no astype call otherwise)
+        grad = grad.astype(out._dtype.np)
+    return dispatch.row_softmax_backward(grad, out._data, log)
 
 
-def _row_kernel_applies(t, d):
-    """The last-dim row kernels serve float tensors outside create_graph (which needs tensor ops)."""
-    shape = t._shape
-    return not STATE.grad_enabled and len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and\
-        t._dtype.is_floating_point and not t._dtype.is_narrow and not t.is_cuda  # GPU: reductions and a fused region
+def _runs_rows(t, d):
+    """Whether the last-dim row kernels serve `t`: a non-empty float32 or float64 host tensor, `d` its last dim
+    (they return a C-order array of t's dtype). GPU tensors take reductions and a fused region."""
+    shape, dtype, arr = t._shape, t._dtype, t._arr
+    return len(shape) >= 1 and d == len(shape) - 1 and 0 not in shape and dtype.is_floating_point and \
+        not dtype.is_narrow and (arr.__class__ is np.ndarray or not t.is_cuda)
 
 
 def _softmax_dtype(t, dtype, dim, log):
@@ -619,24 +623,33 @@ def softmax(t, dim, dtype=None, _log=False):
                _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
         return out
     t = _softmax_dtype(t, dtype, dim, _log)
-    with no_grad():
-        x = t.to(t._dtype.kernel)  # a half type in float, rounded once (torch's CPU kernel)
-        if 0 in t._shape:  # nothing to normalise
-            out = _result(t._data.copy(), t._dtype)
-        elif _row_kernel_applies(x, d):
-            # a pending input (a bias add) is computed in the row kernel instead of going to memory first
-            rows = lazy.softmax_rows_forward(x, _log) if lazy.pending(x) is not None else \
-                dispatch.row_softmax(x._data, _log)
-            out = _result(rows, t._dtype)
-        else:
-            shifted = x - amax(x, d, keepdim=True)
-            e = shifted.exp()
-            s = sum(e, d, keepdim=True)
-            out = shifted - s.log() if _log else e / s
-            out = _result(out._data, t._dtype)
+    if _runs_rows(t, d):  # (float32, float64: no conversion, nothing recorded inside, no no_grad to enter)
+        # a pending input (a bias add) is computed in the row kernel instead of going to memory first
+        out = TensorBase._make(lazy.softmax_rows_forward(t, _log) if lazy.pending(t) is not None else
+                               dispatch.row_softmax(t._data, _log), t._dtype)
+    else:
+        out = _softmax_by_ops(t, d, _log)
     record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
            _log_softmax_backward if _log else _softmax_backward, [t], [out], {"dim": d}, {"result": 0})
     return out
+
+
+def _softmax_by_ops(t, d, log):
+    """softmax's values where the row kernels do not serve (half types through them, other dims, GPU tensors,
+    empty inputs), computed outside autograd."""
+    with no_grad():
+        x = t.to(t._dtype.kernel)  # a half type in float, rounded once (torch's CPU kernel)
+        if 0 in t._shape:  # nothing to normalise
+            return _result(t._data.copy(), t._dtype)
+        if _runs_rows(x, d):  # a half type's float copy: the row kernels, the result rounded to t's type
+            rows = lazy.softmax_rows_forward(x, log) if lazy.pending(x) is not None else \
+                dispatch.row_softmax(x._data, log)
+            return _result(rows, t._dtype)
+        shifted = x - amax(x, d, keepdim=True)
+        e = shifted.exp()
+        s = sum(e, d, keepdim=True)
+        out = shifted - s.log() if log else e / s
+        return _result(out._data, t._dtype)
 
 
 def log_softmax(t, dim, dtype=None):

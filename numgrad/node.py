@@ -252,7 +252,8 @@ class SavedTensor:
 
     def _rebuilt(self):
         data = self.data
-        if not hasattr(data, "force"):  # an array (host or GPU), not a pending expression
+        # an array (host or GPU), not a pending expression (a host array first: hasattr's AttributeError costs)
+        if data.__class__ is np.ndarray or not hasattr(data, "force"):
             return TensorBase._make(data, self.dtype)
         out = TensorBase._make(None, self.dtype)
         out._lazy = data

@@ -132,15 +132,19 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         counts, so members become ready, and run, in the order torch would run them."""
         if len(results) > 1:
             disown_repeated(results)
-        meta = node.__dict__.get("input_meta")  # (see _check_differentiable_edge)
+        # torch's engine assert: the gradient for input i takes that input's dtype, which must be differentiable
+        # (an integer tensor requires grad only after an in-place write of a value that does); input_meta is an
+        # instance attribute (record sets it): getattr would go through Node.__getattr__'s AttributeError
+        meta = node.__dict__.get("input_meta")
         i = -1
         for (child, nr), g in zip(node.next_functions, results):
             i += 1
             if child is None or (needed is not None and child not in needed):
                 continue
             if g is not None:
-                if meta is not None or not g._dtype.is_floating_point:
-                    _check_differentiable_edge(node, i, g)
+                m = meta[i] if meta is not None and i < len(meta) else None
+                if not (g._dtype if m is None else m[1]).is_floating_point:
+                    raise RuntimeError(NON_DIFFERENTIABLE_GRAD)
                 if child in slots:
                     buffers.add(child, nr, g)
                 else:  # (GradBuffers.add's first gradient, inlined)
@@ -248,16 +252,6 @@ def queue_callback(callback):
     if STATE.backward_callbacks is None:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     STATE.backward_callbacks.append(callback)
-
-
-def _check_differentiable_edge(node, i, g):
-    """torch's engine assert: the gradient for a node's input i takes that input's dtype, which must be
-    differentiable (an integer tensor requires grad only after an in-place write of a value that does)."""
-    meta = node.__dict__.get("input_meta")  # an instance attribute (record sets it); getattr would go
-    #                                        through Node.__getattr__ and an AttributeError for most nodes
-    dtype = meta[i][1] if meta is not None and i < len(meta) and meta[i] is not None else g._dtype
-    if not dtype.is_floating_point:
-        raise RuntimeError(NON_DIFFERENTIABLE_GRAD)
 
 
 def _fused_region(node, grad_list, deps, needed, targets):

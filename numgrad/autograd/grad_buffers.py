@@ -67,28 +67,41 @@ def own_new_results(node, results, grads, detect):
     # (identity: `in` on the tensors would call Tensor.__eq__; one gradient, the usual case, needs no list)
     single = grads[0] if len(grads) == 1 else None
     ids = [id(g) for g in grads] if len(grads) != 1 else None
+    held = None  # the ids of the arrays the node reads, gathered for the first result that needs them
     for i, r in enumerate(results):
         if r is None or r._fresh or r is single or (ids is not None and id(r) in ids):
             continue
         arr = r._arr
         if arr is None:
             r._fresh = True
-        elif dispatch.owns_memory(arr) and r._grad_fn is None and not _read_by(node, grads, arr):
-            r._fresh = True
+        elif dispatch.owns_memory(arr) and r._grad_fn is None:
+            if held is None:
+                held = _arrays_read(node, grads)
+            if id(arr) not in held:
+                r._fresh = True
         elif r._base is not None and results.__class__ is list and _takes_over(node, r, grads, results):
             results[i] = _plain(r)
 
 
-def _read_by(node, grads, arr):
-    """Whether array `arr` is one of the node's incoming gradients' or saved values' (loops, not any() over
-    generators: every node of a backward pass asks)."""
+def _arrays_read(node, grads):
+    """The ids of the arrays of the node's incoming gradients and saved values (the node keeps them alive)."""
+    held = set()
     for g in grads:
-        if g is not None and g._arr is arr:
-            return True
+        if g is not None and g._arr is not None:
+            held.add(id(g._arr))
     for v in node._saved.values():
-        if _holds(v, arr):
-            return True
-    return False
+        cls = v.__class__
+        if cls is SavedTensor:  # (its `data` is set for a saved output, or once released)
+            t, data = v.tensor, getattr(v, "data", None) if v.is_output else None
+        elif cls in _PLAIN_VALUES:  # (getattr's AttributeError on these costs more than the rest)
+            continue
+        else:
+            t, data = getattr(v, "tensor", None), getattr(v, "data", None)
+        if t is not None and t._arr is not None:
+            held.add(id(t._arr))
+        if data is not None:
+            held.add(id(data))
+    return held
 
 
 def _takes_over(node, r, grads, results):
@@ -123,18 +136,6 @@ def _holds_memory(saved, root):
     data = getattr(saved, "data", None)
     return (data is not None and dispatch.is_host(data) and dispatch.storage(data) is root) or \
         (t is not None and t._arr is not None and dispatch.is_host(t._arr) and dispatch.storage(t._arr) is root)
-
-
-def _holds(saved, arr):
-    """Whether a node's saved value (a SavedTensor, or a plain value) refers to array `arr`."""
-    cls = saved.__class__
-    if cls is SavedTensor:  # (its `data` is set for a saved output, or once released)
-        t = saved.tensor
-        return (t is not None and t._arr is arr) or (saved.is_output and getattr(saved, "data", None) is arr)
-    if cls in _PLAIN_VALUES:  # (getattr's AttributeError on these costs more than the rest of the test)
-        return False
-    t = getattr(saved, "tensor", None)
-    return getattr(saved, "data", None) is arr or (t is not None and t._arr is arr)
 
 
 _PLAIN_VALUES = frozenset((int, float, bool, str, tuple, list, type(None)))

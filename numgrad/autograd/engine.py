@@ -122,6 +122,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
         if deps.get(n, 0) == 0:
             ready.push(n)
     fuse = STATE.fusion and not create_graph and not ANOMALY.enabled  # anomaly mode checks node by node
+    fuses_above = 0 if tape.active else lazy.SMALL_MAX  # (lazy.fuses, inlined: the sizes a region may take)
     captured = {}
 
     precomputed = {}  # members of a fused region already run -> their results, sent when they pop
@@ -196,10 +197,8 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                 for hook in list(node._pre_hooks.values()):
                     grad_list = hooked_tuple(hook, grad_list, hook(tuple(grad_list)))
             # _fused_region's first tests inlined: no call for the nodes it would turn away at once (a small one)
-            # (lazy.fuses inlined: a small node, the usual one here, needs no call)
             region = _fused_region(node, grad_list, deps, needed, targets)\
-                if fuse and node.__class__.__base__ is ElementwiseBackward and node.out_numel and \
-                (node.out_numel > lazy.SMALL_MAX or tape.active) else None
+                if fuse and node.__class__.__base__ is ElementwiseBackward and node.out_numel > fuses_above else None
             if region is not None:
                 done = fused_backward.run(region, grad_list[0], buffers.slots) if tape.profiler is None else \
                     tape.profiler.timed(f"autograd::engine::evaluate_function: fused {len(region)} nodes",

@@ -431,7 +431,10 @@ def accumulate_into_grad(leaf, g, create_graph=None):
     elif leaf._grad is None:
         # the leaf's array as it is: _data would compute the pending results reading it, for nothing
         variable = leaf._arr if leaf._arr is not None else np.empty(leaf._shape, g._dtype.np)
-        if g._fresh and g._grad_fn is None and (_stays_pending(g, variable) or _obeys_layout(g._data, variable)):
+        # (a computed gradient, the usual one, is no rider: its layout alone decides; a trace sees g read by _data)
+        arr = g._arr if rec is None else None
+        if g._fresh and g._grad_fn is None and (_obeys_layout(arr, variable) if arr is not None else
+                                                 _stays_pending(g, variable) or _obeys_layout(g._data, variable)):
             g._fresh = False
             leaf._grad = g  # made by the engine for this leaf alone: keep it instead of copying
         else:

@@ -101,6 +101,13 @@ class GroupPlan:
         """{phase: indices of the parameters in it}: a step count after this step's count, or (uncounted
         optimizers) whether it is a parameter's first step; one phase in the usual case."""
         if self.steps is not None:
+            counts = self.steps.tolist()
+            if counts.count(counts[0]) == self.n:  # the usual case: one count, stepped without a ufunc call
+                # (torch's `step_t += 1` in float32: the float64 sum of a float32 count and 1 is exact, or rounds
+                # far from any float32 rounding boundary; rounded to float32 once, it is the float32 sum)
+                count = float(_STEP.type(counts[0] + 1.0))
+                self.steps.fill(count)
+                return {count: None}
             self.steps += np.float32(1)  # torch's `step_t += 1` on each float32 count
             counts = self.steps.tolist()
         else:

@@ -120,3 +120,19 @@ def test_options_that_change_the_kernels_state_are_followed(general_steps):
     assert len(general_steps) == 2
     theirs, _ = _train(torch, "SGD", {"lr": 0.1}, init, grads, between=between)
     _close(ours, theirs)
+
+
+@pytest.mark.parametrize("start", [2.0 ** 24, 2.0 ** 24 - 1, 1e30, -0.25])
+def test_step_counts_count_in_float32_as_torchs(start):
+    """Each state["step"] counts in float32, as torch's `step_t += 1`: past 2^24 a step leaves it as it is."""
+    init, grads = _arrays(6, 3)
+
+    def between(lib, k, params, opt):
+        if k == 1:
+            for p in params:
+                opt.state[p]["step"].fill_(start)
+    ours, opt = _train(numgrad, "Adam", {}, init, grads, between=between)
+    theirs, topt = _train(torch, "Adam", {}, init, grads, between=between)
+    _close(ours, theirs)
+    for p, tp in zip(opt.param_groups[0]["params"], topt.param_groups[0]["params"]):
+        assert opt.state[p]["step"].numpy().tobytes() == topt.state[tp]["step"].numpy().tobytes()

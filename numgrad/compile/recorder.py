@@ -249,18 +249,20 @@ def _host_roots(arrays):
     return roots
 
 
-def _assign_grad(leaf, value):
-    leaf._grad = value
+class _GradAssignment(functools.partial):
+    """A tape entry assigning a tensor as a leaf's .grad: setattr(leaf, "_grad", value), a C call (no Python
+    frame: a replay runs one per parameter, on caches its kernels have just flushed)."""
+    describes = "numgrad.compile.recorder.grad_assignment"
 
 
 def grad_assignment(leaf, value):
     """The tape entry assigning tensor `value` as leaf.grad."""
-    return functools.partial(_assign_grad, leaf, value)
+    return _GradAssignment(setattr, leaf, "_grad", value)
 
 
 def grad_assigned(entry):
     """(leaf, tensor) of an entry made by grad_assignment, else (None, None)."""
-    return entry.args if getattr(entry, "func", None) is _assign_grad else (None, None)
+    return (entry.args[0], entry.args[2]) if entry.__class__ is _GradAssignment else (None, None)
 
 
 def arrays_of(value):
@@ -270,7 +272,7 @@ def arrays_of(value):
 
 def assigned_grads(entries):
     """The tensors the tape's entries assign as .grad (None for an assignment of None)."""
-    return [e.args[1] for e in entries if getattr(e, "func", None) is _assign_grad]
+    return [e.args[2] for e in entries if e.__class__ is _GradAssignment]
 
 
 _active_lock = threading.Lock()  # tape.active counts the tracing threads: no lost update between two

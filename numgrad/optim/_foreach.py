@@ -12,6 +12,7 @@ from ..kernels.dispatch import optim as optim_kernels
 from ..tensor import Tensor
 
 _DATA = operator.attrgetter("_data")
+_GRAD_SLOT, _GRAD_FN = operator.attrgetter("_grad"), operator.attrgetter("_grad_fn")
 _ARR = operator.attrgetter("_arr")
 _DTYPE = operator.attrgetter("dtype")
 _RAVEL = np.ndarray.ravel
@@ -68,10 +69,17 @@ class GroupPlan:
         all show here)."""
         return (len(params) == self.n and state is self.state and all(map(_is, params, self.params))
                 and all(map(_is, _arrays(params), self.datas))
-                and (self.dicts is None or (all(map(_is, map(state.get, params), self.dicts))
+                and (self.dicts is None or (self._same_dicts(state, params)
                                             and tuple(map(id, chain.from_iterable(map(dict.values, self.dicts))))
                                             == self.value_ids
                                             and all(map(_is, _arrays(self.tensors), self.arrays)))))
+
+    def _same_dicts(self, state, params):
+        """Whether `state` maps each parameter to the dict the plan holds. The usual state, the group's parameters
+        alone in their order, is read without a lookup (a tensor's hash is a Python call); any other by lookups."""
+        if len(state) == self.n and all(map(_is, state, params)):
+            return all(map(_is, state.values(), self.dicts))
+        return all(map(_is, map(state.get, params), self.dicts))
 
     def gradients(self, grads):
         """The gradient arrays as the kernel's padded tuple of flat views, or None where one is not a host array
@@ -93,6 +101,13 @@ class GroupPlan:
         """{phase: indices of the parameters in it}: a step count after this step's count, or (uncounted
         optimizers) whether it is a parameter's first step; one phase in the usual case."""
         if self.steps is not None:
+            counts = self.steps.tolist()
+            if counts.count(counts[0]) == self.n:  # the usual case: one count, stepped without a ufunc call
+                # (torch's `step_t += 1` in float32: the float64 sum of a float32 count and 1 is exact, or rounds
+                # far from any float32 rounding boundary; rounded to float32 once, it is the float32 sum)
+                count = float(_STEP.type(counts[0] + 1.0))
+                self.steps.fill(count)
+                return {count: None}
             self.steps += np.float32(1)  # torch's `step_t += 1` on each float32 count
             counts = self.steps.tolist()
         else:
@@ -183,11 +198,46 @@ def step(opt, group, params, grads, keys):
             plans.pop(id(group), None)
             return False
         plan = plans[id(group)] = (group, keys, made)
-    plan = plan[2]
-    operands = plan.operands
-    operands[1] = plan.gradients(grads)
-    if operands[1] is None:
+    flats = plan[2].gradients(grads)
+    if flats is None:
         return False
+    _run(opt, group, plan[2], flats)
+    return True
+
+
+def replay(opt):
+    """Optimizer.step's usual case in one pass: every group with a gradient for each parameter and a plan that
+    still holds steps through it, with none of the general path's grad mode or per-group lists (a compiled call
+    replays the step's Python at every call, on caches its kernels have just flushed). False, having changed
+    nothing, where some group needs the general path."""
+    plans = opt.__dict__.get("_plans")
+    if not plans:
+        return False
+    ready = []
+    for group in opt.param_groups:
+        plan = plans.get(id(group))
+        if plan is None or plan[0] is not group or group.get("capturable"):
+            return False
+        params = group["params"]
+        if any(map(_GRAD_FN, params)):  # (a non-leaf's .grad warns: the general path reads it)
+            return False
+        grads = list(map(_GRAD_SLOT, params))
+        if not all(map(_is_not, grads, repeat(None))) or plan[1] != opt._group_keys(group) or \
+                not plan[2].holds(opt.state, params):
+            return False
+        flats = plan[2].gradients(grads)
+        if flats is None:
+            return False
+        ready.append((group, plan[2], flats))
+    for group, plan, flats in ready:
+        _run(opt, group, plan, flats)
+    return True
+
+
+def _run(opt, group, plan, flats):
+    """The step of `group` through `plan`, which holds, on the gradients' flat views `flats` (plan.gradients)."""
+    operands = plan.operands
+    operands[1] = flats
     for phase, indices in plan.phases().items():
         name, scalars = opt._scalars(group, phase)
         if indices is None:
@@ -197,4 +247,3 @@ def step(opt, group, params, grads, keys):
     operands[1] = None  # (the gradients are not the plan's: no reference to their memory until the next step)
     for vc in plan.vcs:
         vc[0] += 1  # an in-place change, visible to saved-tensor checks as torch's add_ is
-    return True

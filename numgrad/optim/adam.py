@@ -62,7 +62,7 @@ class Adam(Optimizer):
 
     def _scalars(self, group, step):
         lr, wd = float(group["lr"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+        beta1, beta2 = map(float, group["betas"])
         decoupled = group["decoupled_weight_decay"]
         return "adam", (-(lr / (1 - beta1 ** step)), 1.0 - beta1, beta2, 1.0 - beta2, math.sqrt(1 - beta2 ** step),
                         float(group["eps"]), 0.0 if decoupled else wd, 1.0 - lr * wd if decoupled else 1.0,

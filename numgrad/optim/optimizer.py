@@ -128,6 +128,8 @@ class Optimizer:
         return self._step(closure)
 
     def _step(self, closure):
+        if closure is None and _foreach.replay(self):
+            return None
         loss = None
         if closure is not None:
             with enable_grad():

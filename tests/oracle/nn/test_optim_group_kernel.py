@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import numgrad
+from helpers.optim_steps import optimizer_steps
 from numgrad.kernels.dispatch import optim as dispatch_optim
 
 # ten parameters: three chunks of the four-parameter kernel
@@ -36,20 +37,6 @@ def _arrays(dtype, seed, steps=4, shapes=SHAPES):
     return init, [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(steps)]
 
 
-def _run(lib, cls, kw, init, grads, one_at_a_time=False, between=None):
-    params = [lib.tensor(a.copy(), requires_grad=True) for a in init]
-    opt = getattr(lib.optim, cls)(params, **kw)
-    if one_at_a_time:
-        opt._group_keys = lambda group: None
-    for k, gs in enumerate(grads):
-        for p, g in zip(params, gs):
-            p.grad = None if g is None else lib.tensor(g.copy())
-        if between is not None:
-            between(lib, k, params, opt)
-        opt.step()
-    return [p.detach().numpy().copy() for p in params], opt
-
-
 @pytest.fixture
 def many_calls(monkeypatch):
     calls = []
@@ -72,10 +59,10 @@ def _same(ours, single, theirs, dtype):
 @pytest.mark.parametrize("cls,kw", CASES)
 def test_group_step_is_bitwise_the_one_at_a_time_step_and_torchs(many_calls, dtype, cls, kw):
     init, grads = _arrays(dtype, 3)
-    grouped, opt = _run(numgrad, cls, kw, init, grads)
+    grouped, opt = optimizer_steps(numgrad, cls, kw, init, grads)
     assert many_calls == [12] * 4  # ten parameters padded to three chunks of four, one call a step
-    single, _ = _run(numgrad, cls, kw, init, grads, one_at_a_time=True)
-    theirs, topt = _run(torch, cls, kw, init, grads)
+    single, _ = optimizer_steps(numgrad, cls, kw, init, grads, one_at_a_time=True)
+    theirs, topt = optimizer_steps(torch, cls, kw, init, grads)
     _same(grouped, single, theirs, dtype)
     ours, expected = opt.state_dict(), topt.state_dict()
     assert ours["param_groups"] == expected["param_groups"]
@@ -92,7 +79,7 @@ def test_step_counts_stay_tensors_of_their_own_values():
     """The group's counts share one array (a step counts them all at once); each state["step"] is still a 0-d
     float32 tensor, saved and copied on its own."""
     init, grads = _arrays(np.float32, 4, steps=3)
-    _, opt = _run(numgrad, "Adam", {}, init, grads)
+    _, opt = optimizer_steps(numgrad, "Adam", {}, init, grads)
     steps = [opt.state[p]["step"] for p in opt.param_groups[0]["params"]]
     assert all(s.dtype == numgrad.float32 and s.shape == () and float(s) == 3.0 for s in steps)
     saved = copy.deepcopy(opt.state_dict())
@@ -110,9 +97,9 @@ def test_missing_gradients_and_parameters_without_state(many_calls, cls, kw):
     grads[0][1] = grads[0][4] = None
     grads[2][0] = None
     grads[3] = [None] * len(SHAPES)
-    ours, _ = _run(numgrad, cls, kw, init, grads)
-    single, _ = _run(numgrad, cls, kw, init, grads, one_at_a_time=True)
-    theirs, _ = _run(torch, cls, kw, init, grads)
+    ours, _ = optimizer_steps(numgrad, cls, kw, init, grads)
+    single, _ = optimizer_steps(numgrad, cls, kw, init, grads, one_at_a_time=True)
+    theirs, _ = optimizer_steps(torch, cls, kw, init, grads)
     _same(ours, single, theirs, np.float32)
     assert len(many_calls) >= 4
 
@@ -129,11 +116,11 @@ def test_replaced_data_state_entry_and_load_state_dict_are_followed(many_calls):
         if k == 3:  # a state entry replaced by another tensor
             opt.state[params[2]]["exp_avg"] = lib.ones_like(params[2]) * 0.5
         if k == 4:  # the state of another optimizer, loaded
-            _, source = _run(lib, "Adam", {}, other_init, other_grads)
+            _, source = optimizer_steps(lib, "Adam", {}, other_init, other_grads)
             opt.load_state_dict(source.state_dict())
-    ours, _ = _run(numgrad, "Adam", {}, init, grads, between=between)
-    single, _ = _run(numgrad, "Adam", {}, init, grads, one_at_a_time=True, between=between)
-    theirs, _ = _run(torch, "Adam", {}, init, grads, between=between)
+    ours, _ = optimizer_steps(numgrad, "Adam", {}, init, grads, between=between)
+    single, _ = optimizer_steps(numgrad, "Adam", {}, init, grads, one_at_a_time=True, between=between)
+    theirs, _ = optimizer_steps(torch, "Adam", {}, init, grads, between=between)
     _same(ours, single, theirs, np.float32)
 
 
@@ -179,9 +166,9 @@ def test_a_large_parameter_goes_one_at_a_time(monkeypatch, many_calls):
     """A parameter as large as the threads pay for is updated on its own, split over them."""
     monkeypatch.setattr(dispatch_optim, "PARALLEL_MIN", 30)
     init, grads = _arrays(np.float32, 10, steps=2)
-    ours, _ = _run(numgrad, "SGD", {"lr": 0.1, "momentum": 0.9}, init, grads)
+    ours, _ = optimizer_steps(numgrad, "SGD", {"lr": 0.1, "momentum": 0.9}, init, grads)
     assert many_calls == []
-    theirs, _ = _run(torch, "SGD", {"lr": 0.1, "momentum": 0.9}, init, grads)
+    theirs, _ = optimizer_steps(torch, "SGD", {"lr": 0.1, "momentum": 0.9}, init, grads)
     for a, t in zip(ours, theirs):
         np.testing.assert_allclose(a, t, **TOL[np.float32])
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import numgrad
+from helpers.optim_steps import optimizer_steps
 from numgrad.optim import _foreach
 
 SHAPES = [(4, 3), (3,), (2, 2, 2), (5,), (1,)]
@@ -17,22 +18,6 @@ def _arrays(seed, steps):
     rng = np.random.default_rng(seed)
     init = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     return init, [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(steps)]
-
-
-def _train(lib, cls, kw, init, grads, between=None, groups=None):
-    """Steps of optimizer `cls` over parameters from `init`, each step's gradients from `grads` (None: no
-    gradient); `groups` splits the parameters into groups by index lists; `between(lib, k, params, opt)` runs
-    before step k."""
-    params = [lib.tensor(a.copy(), requires_grad=True) for a in init]
-    spec = params if groups is None else [{"params": [params[i] for i in g]} for g in groups]
-    opt = getattr(lib.optim, cls)(spec, **kw)
-    for k, gs in enumerate(grads):
-        for p, g in zip(params, gs):
-            p.grad = None if g is None else lib.tensor(g.copy())
-        if between is not None:
-            between(lib, k, params, opt)
-        opt.step()
-    return [p.detach().numpy().copy() for p in params], opt
 
 
 def _close(ours, theirs):
@@ -58,17 +43,17 @@ def general_steps(monkeypatch):
                                     ("RMSprop", {"centered": True})])
 def test_later_steps_take_the_lean_path_with_torchs_results(general_steps, cls, kw):
     init, grads = _arrays(1, 5)
-    ours, _ = _train(numgrad, cls, kw, init, grads)
+    ours, _ = optimizer_steps(numgrad, cls, kw, init, grads)
     assert len(general_steps) == 1  # the first step made the plan; the four later ones went through it
-    theirs, _ = _train(torch, cls, kw, init, grads)
+    theirs, _ = optimizer_steps(torch, cls, kw, init, grads)
     _close(ours, theirs)
 
 
 def test_the_lean_path_is_bitwise_the_general_path(monkeypatch):
     init, grads = _arrays(2, 6)
-    lean, _ = _train(numgrad, "Adam", {"weight_decay": 0.1}, init, grads)
+    lean, _ = optimizer_steps(numgrad, "Adam", {"weight_decay": 0.1}, init, grads)
     monkeypatch.setattr(_foreach, "replay", lambda opt: False)
-    general, _ = _train(numgrad, "Adam", {"weight_decay": 0.1}, init, grads)
+    general, _ = optimizer_steps(numgrad, "Adam", {"weight_decay": 0.1}, init, grads)
     for a, b in zip(lean, general):
         np.testing.assert_array_equal(a, b)
 
@@ -79,11 +64,11 @@ def test_a_group_without_its_gradients_sends_every_group_the_general_way(general
     init, grads = _arrays(3, 5)
     grads[2][3] = None
     groups = [[0, 1], [2, 3, 4]]
-    ours, _ = _train(numgrad, "Adam", {}, init, grads, groups=groups)
+    ours, _ = optimizer_steps(numgrad, "Adam", {}, init, grads, groups=groups)
     # per group: the first step, the one with a missing gradient (its plan made for the others) and the next (the
     # plan made again for all)
     assert len(general_steps) == 2 * 3
-    theirs, _ = _train(torch, "Adam", {}, init, grads, groups=groups)
+    theirs, _ = optimizer_steps(torch, "Adam", {}, init, grads, groups=groups)
     _close(ours, theirs)
 
 
@@ -103,8 +88,8 @@ def test_changed_options_and_state_are_followed():
         if k == 5:  # the state dict rebuilt in another order than the parameters'
             for p in reversed(params):
                 opt.state[p] = opt.state.pop(p)
-    ours, _ = _train(numgrad, "Adam", {}, init, grads, between=between)
-    theirs, _ = _train(torch, "Adam", {}, init, grads, between=between)
+    ours, _ = optimizer_steps(numgrad, "Adam", {}, init, grads, between=between)
+    theirs, _ = optimizer_steps(torch, "Adam", {}, init, grads, between=between)
     _close(ours, theirs)
 
 
@@ -116,9 +101,9 @@ def test_options_that_change_the_kernels_state_are_followed(general_steps):
     def between(lib, k, params, opt):
         if k == 2:
             opt.param_groups[0]["momentum"] = 0.9
-    ours, _ = _train(numgrad, "SGD", {"lr": 0.1}, init, grads, between=between)
+    ours, _ = optimizer_steps(numgrad, "SGD", {"lr": 0.1}, init, grads, between=between)
     assert len(general_steps) == 2
-    theirs, _ = _train(torch, "SGD", {"lr": 0.1}, init, grads, between=between)
+    theirs, _ = optimizer_steps(torch, "SGD", {"lr": 0.1}, init, grads, between=between)
     _close(ours, theirs)
 
 
@@ -131,8 +116,8 @@ def test_step_counts_count_in_float32_as_torchs(start):
         if k == 1:
             for p in params:
                 opt.state[p]["step"].fill_(start)
-    ours, opt = _train(numgrad, "Adam", {}, init, grads, between=between)
-    theirs, topt = _train(torch, "Adam", {}, init, grads, between=between)
+    ours, opt = optimizer_steps(numgrad, "Adam", {}, init, grads, between=between)
+    theirs, topt = optimizer_steps(torch, "Adam", {}, init, grads, between=between)
     _close(ours, theirs)
     for p, tp in zip(opt.param_groups[0]["params"], topt.param_groups[0]["params"]):
         assert opt.state[p]["step"].numpy().tobytes() == topt.state[tp]["step"].numpy().tobytes()

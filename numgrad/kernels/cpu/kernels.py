@@ -246,6 +246,23 @@ def bind_reduction(name, update, x, axes, acc_dtype):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def column_sums(x, acc, out):
+    """sum's fold over the rows of a C-order 2-d `x` (the blocks kernel's order: each column's float64 sum from
+    its first element down) and round_sums, in one call: a small Linear layer's bias gradient. `acc`: float64
+    scratch of a row's length."""
+    K, n = x.shape
+    first = x[0]
+    for j in range(n):
+        acc[j] = first[j]
+    for k in range(1, K):
+        row = x[k]
+        for j in range(n):
+            acc[j] = acc[j] + np.float64(row[j])
+    for j in range(n):
+        out[j] = acc[j] + 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def round_sums(values, out):
     """out[i] = values[i] + 0.0 in out's type: a float64 fold's sums rounded once, a sum of -0.0s made +0.0 (torch's
     sum starts from +0.0), past float32's range inf, without NumPy's warning."""

@@ -382,6 +382,10 @@ def small_float_sum(entry, data, axes, out_dtype, kept):
     its sums rounded by a kernel (no recorded call, no pool lease, no NumPy errstate to enter)."""
     if data.dtype in WIDER or tape.active or tape.profiler is not None:
         return float_sum(entry, data, axes, out_dtype, kept)
+    if axes == (0,) and data.ndim == 2 and data.shape[0] and data.flags.c_contiguous:  # columns: one kernel call
+        out = np.empty(kept, out_dtype)
+        cpu_kernels.column_sums(data, np.empty(data.shape[1], np.float64), out.reshape(-1))
+        return out
     values = cpu_kernels.fold_at_once("sum", entry.update, data, axes, np.float64)
     out = np.empty(kept, out_dtype)
     cpu_kernels.round_sums(values, out.reshape(-1))

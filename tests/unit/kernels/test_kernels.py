@@ -119,3 +119,24 @@ def test_fold_at_once_gives_run_reductions_values_bitwise(name, shape, axes, lay
     assert got.dtype == expected.dtype and got.shape == expected.shape
     np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (32, 128), (32, 10), (7, 1), (64, 1030), (3, 4097)])
+@pytest.mark.parametrize("dtype, out_dtype", [(np.float32, np.float32), (np.float64, np.float64),
+                                              (np.float32, np.float64)])
+def test_column_sums_give_the_folds_rounded_sums_bitwise(shape, dtype, out_dtype):
+    """A small bias gradient's column sums in one kernel call: run_reduction's fold over dim 0 rounded by
+    round_sums, to the bit (signed zeros, inf, NaN, float32 overflow to inf included)."""
+    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+    x = (rng.standard_normal(shape) * 1e37).astype(dtype) if dtype == np.float32 else \
+        rng.standard_normal(shape).astype(dtype)
+    x[:, 0] = -0.0
+    if shape[1] > 2:
+        x[0, 1], x[-1, 2] = np.inf, np.nan
+    values, _ = cpu.run_reduction("sum", REDUCTIONS["sum"].update, x, (0,), np.float64)
+    expected = np.empty(shape[1], out_dtype)
+    cpu.round_sums(values, expected)
+    got = np.empty(shape[1], out_dtype)
+    cpu.column_sums(x, np.empty(shape[1], np.float64), got)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    np.testing.assert_array_equal(got, expected)

@@ -46,14 +46,21 @@ def _root_grads(outputs, grad_outputs):
 
 def _dependencies(roots):
     """How many edges of the graph below `roots` point at each node (the whole graph runs)."""
-    deps, seen, stack = {}, set(roots), list(roots)
+    deps, stack = {}, list(roots)
+    for child in roots:  # (a root below another root is walked from its own entry only)
+        deps[child] = 0
     while stack:
         for child, _ in stack.pop().next_functions:
             if child is not None:
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
+                count = deps.get(child)
+                if count is None:  # first seen: walk below it
+                    deps[child] = 1
                     stack.append(child)
+                else:
+                    deps[child] = count + 1
+    for root in roots:  # (the callers read a missing count as 0)
+        if not deps[root]:
+            del deps[root]
     return deps
 
 

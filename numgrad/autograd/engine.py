@@ -232,6 +232,7 @@ def run(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumul
                     for r in results:
                         if r is not None and r is not g:
                             r._fresh = True
+                    g = r = None  # (no gradient kept alive past its node: a checkpointed pass's peak memory)
                 else:
                     own_new_results(node, results, grad_list, fuse)
             else:

@@ -289,6 +289,6 @@ def renorm(input, p, dim, maxnorm):
         norm, _ = _renorm_parts(input, p, d)
         factor = apply("where", norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).to(input.dtype)
         out = input * factor
-    out = TensorBase._make(out._data, out._dtype)
+    out = TensorBase._make(dispatch.c_order(out._data), out._dtype)  # torch's renorm: C order, whatever the layout
     record("RenormBackward0", _renorm_backward, [input], [out], {"self": input, "p": p, "dim": d, "maxnorm": maxnorm})
     return out

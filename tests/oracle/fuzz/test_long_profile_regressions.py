@@ -457,3 +457,26 @@ def test_an_integer_operand_times_value_wraps_in_its_dtype_as_torchs_derivative(
         results.append((out.detach().numpy(), a.grad.numpy(), other.grad.numpy()))
     for ours, theirs in zip(results[1], results[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_renorm_returns_c_order_whatever_its_inputs_layout(dtype):
+    """Seed 36, program 2130: renorm of a transposed input kept the input's layout (its `input * factor`), where
+    torch's renorm is contiguous; `contiguous()` of the result then copied, so a later in-place div_ through it
+    left the renorm's saved result unmodified and numgrad's backward did not raise torch's version error."""
+    for make, p, dim in ((lambda lib: lib.ones(2, 3, dtype=getattr(lib, dtype)).transpose(0, 1), float("inf"), -1),
+                         (lambda lib: lib.arange(24.0).reshape(2, 3, 4).to(getattr(lib, dtype)).permute(2, 0, 1), 2, 1),
+                         (lambda lib: lib.arange(24.0).reshape(4, 6).to(getattr(lib, dtype))[:, ::2], 1, 0)):
+        strides = [lib.renorm(make(lib), p, dim, 1.0).stride() for lib in (torch, numgrad)]
+        assert strides[0] == strides[1]
+    errors = []
+    for lib in (torch, numgrad):
+        leaf = lib.tensor([[1.6640625, -0.0, 0.6962890625], [0.1611328125, 2.0, -3.0]], dtype=getattr(lib, dtype),
+                          requires_grad=True)
+        v1 = lib.renorm(leaf.transpose(0, 1), float("inf"), -1, 1.0)
+        v2 = v1.sub_(v1, alpha=0.5)
+        v2.contiguous().div_(v2)
+        with pytest.raises(RuntimeError) as error:
+            v1.sum().backward()
+        errors.append(str(error.value).split(", which is")[0])
+    assert errors[0] == errors[1]

@@ -99,9 +99,8 @@ class Node:
     def release(self):
         self._freed = True
         for v in self._saved.values():
-            if v.__class__ is SavedTensor:  # (SavedTensor.release inlined: a node of every backward pass)
-                v.freed = True
-                v.tensor = v.packed = v.data = None
+            if v.__class__ is SavedTensor:
+                v.release()
 
     def __getattr__(self, attr):
         if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", {}):

@@ -524,7 +524,7 @@ def _kernel_flats(plan, arrays, shape, n, np_dtype, outs=None):
 def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
     """_kernel_flats for a small gradient outside a trace, on host arrays: the kernel called at once (a
     profile times it through dispatch.run_small_elementwise)."""
-    args, every_array = [], True
+    args, is_array = [], []
     one_dim = len(shape) == 1
     for a, is_bool in zip(arrays, plan.operand_is_bool):
         if a.__class__ is np.ndarray:
@@ -536,27 +536,18 @@ def _small_kernel_flats(plan, arrays, shape, n, np_dtype):
                     a = a.reshape(-1)
             elif a.size and not any(a.strides):
                 a = kind.type(a.flat[0])
-                every_array = False
             else:
                 a = operand_array(a, shape, n, kind)
-                every_array = every_array and a.__class__ is np.ndarray
         elif not isinstance(a, (np.generic, int, float)):
             return _kernel_flats(plan, arrays, shape, n, np_dtype)
         else:
             a = (BOOL if is_bool else np_dtype).type(a)
-            every_array = False
         args.append(a)
-    if every_array:
-        is_array = (True,) * len(args)
-    else:  # (a loop: a comprehension costs a call on Python 3.11)
-        is_array = []
-        for a in args:
-            is_array.append(a.__class__ is np.ndarray)
-        is_array = tuple(is_array)
+        is_array.append(a.__class__ is np.ndarray)
     if tape.profiler is not None:
         return dispatch.run_small_elementwise(plan.kernel_name, plan.kernel_inputs, plan.exprs, args,
                                               [np_dtype] * len(plan.exprs), n, KERNEL_DTYPE[np_dtype])
-    kernel = dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, is_array, plan.exprs,
+    kernel = dispatch.small_elementwise_kernel(plan.kernel_name, plan.kernel_inputs, tuple(is_array), plan.exprs,
                                                KERNEL_DTYPE[np_dtype])
     outs = []
     for _ in plan.exprs:

@@ -3,10 +3,15 @@
 A tensor's `_fresh` flag says that this pass alone holds its buffer: a sum may be written into it in
 place, and AccumulateGrad (node.accumulate_into_grad) may keep it as the leaf's `.grad` without a copy.
 Only the backward machinery sets it: this module, and fused_backward for the gradients it computes."""
+from sys import getrefcount
+from types import SimpleNamespace
+
+import numpy as np
+
 from .. import lazy
 from .._core.state import STATE
-from ..kernels import dispatch
-from ..node import SavedTensor, add_into
+from ..kernels import dispatch, tape
+from ..node import add_into
 from ..ops.elementwise import ElementwiseBackward
 from ..tensor_base import TensorBase
 
@@ -56,7 +61,8 @@ def _sum(a, b):
 def own_new_results(node, results, grads, detect):
     """Marks results the node's backward made just now as held by this pass alone: an elementwise node's
     results other than its incoming gradient; with `detect` (fusion on), other nodes' pending results and
-    arrays that are nobody's view and are neither an incoming gradient nor a saved tensor."""
+    arrays that are nobody's view and that nothing else refers to (an incoming gradient, a saved tensor, a
+    hook, a pending expression: each holds a reference)."""
     if isinstance(node, ElementwiseBackward):
         for r in results:
             if r is not None and r is not grads[0]:
@@ -64,39 +70,43 @@ def own_new_results(node, results, grads, detect):
         return
     if not detect:
         return
-    # (identity: `in` on the tensors would call Tensor.__eq__; one gradient, the usual case, needs no list)
-    single = grads[0] if len(grads) == 1 else None
-    ids = [id(g) for g in grads] if len(grads) != 1 else None
-    held = None  # the ids of the arrays the node reads, gathered for the first result that needs them
-    for i, r in enumerate(results):
-        if r is None or r._fresh or r is single or (ids is not None and id(r) in ids):
+    i = -1
+    for r in results:  # (not enumerate: its reused tuple would hold a reference to r)
+        i += 1
+        if r is None or r._fresh:
             continue
         arr = r._arr
         if arr is None:
-            r._fresh = True
-        elif dispatch.owns_memory(arr) and r._grad_fn is None:
-            if held is None:
-                held = _arrays_read(node, grads)
-            if id(arr) not in held:
+            if not any(r is g for g in grads):
+                r._fresh = True
+        elif r._grad_fn is None and dispatch.owns_memory(arr):
+            # outside a trace, the reference counts say it (a count above the loop's own is another holder);
+            # a trace's recorder holds every array it saw, so there the node's inputs and saved values are asked
+            if (getrefcount(r) == _RESULT_REFS and getrefcount(arr) == _ARRAY_REFS) if not tape.active else \
+                    not any(r is g for g in grads) and id(arr) not in _arrays_read(node, grads):
                 r._fresh = True
         elif r._base is not None and results.__class__ is list and _takes_over(node, r, grads, results):
             results[i] = _plain(r)
 
 
+def _counts_when_held_by_the_loop_alone():
+    """sys.getrefcount's counts, in own_new_results's loop, for a result that only `results` holds and for its
+    array that only the result holds: worked out here by the same code, not assumed (an interpreter that
+    borrows a reference counts fewer)."""
+    results = [SimpleNamespace(_arr=np.empty(1))]  # (a tensor's stand-in: tensor classes are not made yet)
+    for r in results:
+        arr = r._arr
+        return getrefcount(r), getrefcount(arr)
+
+
+_RESULT_REFS, _ARRAY_REFS = _counts_when_held_by_the_loop_alone()
+
+
 def _arrays_read(node, grads):
     """The ids of the arrays of the node's incoming gradients and saved values (the node keeps them alive)."""
-    held = set()
-    for g in grads:
-        if g is not None and g._arr is not None:
-            held.add(id(g._arr))
+    held = {id(g._arr) for g in grads if g is not None and g._arr is not None}
     for v in node._saved.values():
-        cls = v.__class__
-        if cls is SavedTensor:  # (its `data` is set for a saved output, or once released)
-            t, data = v.tensor, getattr(v, "data", None) if v.is_output else None
-        elif cls in _PLAIN_VALUES:  # (getattr's AttributeError on these costs more than the rest)
-            continue
-        else:
-            t, data = getattr(v, "tensor", None), getattr(v, "data", None)
+        t, data = getattr(v, "tensor", None), getattr(v, "data", None)
         if t is not None and t._arr is not None:
             held.add(id(t._arr))
         if data is not None:
@@ -138,7 +148,6 @@ def _holds_memory(saved, root):
         (t is not None and t._arr is not None and dispatch.is_host(t._arr) and dispatch.storage(t._arr) is root)
 
 
-_PLAIN_VALUES = frozenset((int, float, bool, str, tuple, list, type(None)))
 
 
 def disown_repeated(results):

@@ -170,3 +170,25 @@ def test_retain_grad_of_a_transposed_non_leaf_is_c_order_as_torchs():
         (lib.ones(3, 4) @ y).sum().backward()
         strides.append((y.grad.stride(), w.grad.stride()))
     assert strides[0] == strides[1] == (((5, 1), (4, 1)))
+
+
+def test_no_grad_shares_memory_with_a_gradient_a_custom_backward_keeps():
+    # torch's AccumulateGrad keeps a gradient without a copy only when nothing else holds it (its use count);
+    # a Function whose backward also stores its result keeps it from becoming the leaf's .grad
+    for lib in (torch, numgrad):
+        kept = []
+
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                out = g * 3
+                kept.append(out)
+                return out
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        Keep.apply(x).sum().backward()
+        x.grad.add_(1)
+        assert kept[0].tolist() == [3.0, 3.0, 3.0] and x.grad.tolist() == [4.0, 4.0, 4.0]

@@ -28,11 +28,12 @@ The fifth is torch's own bug: an internal assert that fails ("INTERNAL ASSERT FA
 PyTorch", index_reduce's float16 product without self, say) where numgrad computes the result. Only an error-type
 difference where numgrad raised nothing is recognized.
 
-The sixth is torch's gradient of hardtanh (and relu6) at a NaN input: its vectorized loop's compare and blend
-give 0, its scalar loop (the tail past the last full vector) gives the incoming gradient, so the value depends on
-the element's position and the CPU's vector width (8 NaNs of float64 under AVX512: all 0; 7: all passed on).
-numgrad passes the gradient on everywhere, the scalar rule. Only a grad difference is recognized, and only in a
-program with a hardtanh or relu6 step whose input in torch holds a NaN."""
+The sixth is torch's gradient of hardtanh, relu6, hardshrink and softshrink at a NaN input: its vectorized loop's
+compare and blend give 0, its scalar loop (the tail past the last full vector) gives the incoming gradient, so the
+value depends on the element's position and the CPU's vector width (8 NaNs of float64 under AVX512: all 0; 7: all
+passed on; 24 float32: 16 zeros, then 8 passed on). numgrad passes the gradient on everywhere, the scalar rule
+(and torch's CUDA kernels'). Only a grad difference is recognized, and only in a program with one of these steps
+whose input in torch holds a NaN."""
 import ast
 import re
 
@@ -46,7 +47,8 @@ PARTIAL_WRITE = "in-place integer division by zero: torch raises after writing p
 AMPLIFIED_ROUNDING = "a last-place difference (torch sums float32 in float32) amplified by an ill-conditioned step"
 NAN_SIGN = "signbit of a NaN made by an invalid operation (its sign is unspecified, torch's loops differ)"
 TORCH_ASSERT = "torch fails an internal assert (a bug torch asks to be reported); numgrad computes the result"
-NAN_CLAMP_GRADIENT = "hardtanh's gradient at a NaN input (torch's vectorized loop gives 0, its scalar tail g)"
+NAN_CLAMP_GRADIENT = "hardtanh's or a shrink's gradient at a NaN input (torch's vectorized loop gives 0, its scalar " \
+    "tail g)"
 
 
 def known_issue(program, ref, failure):
@@ -68,17 +70,21 @@ def known_issue(program, ref, failure):
 
 
 def _hardtanh_of_nan(program):
-    """Whether a hardtanh or relu6 step (function, method or in-place form) reads a NaN in torch's run."""
+    """Whether a hardtanh, relu6, hardshrink or softshrink step (function, method or in-place form) reads a NaN in
+    torch's run."""
     try:
         run = Interpreter(torch, program)
         for s in program.steps:
-            if s.name.split(".")[-1].rstrip("_") in ("hardtanh", "relu6") and s.args and isinstance(s.args[0], Ref) \
+            if s.name.split(".")[-1].rstrip("_") in _NAN_BLENDING and s.args and isinstance(s.args[0], Ref) \
                     and bool(torch.isnan(run.env[s.args[0].i].detach()).any()):
                 return True
             run.step(s)
     except Exception:  # noqa: BLE001 - the program's own error ends it; what ran before counts
         return False
     return False
+
+
+_NAN_BLENDING = ("hardtanh", "relu6", "hardshrink", "softshrink")  # the sixth item's ops
 
 
 def _signbit_of_nan(program, failure):

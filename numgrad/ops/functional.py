@@ -271,6 +271,8 @@ def clamp_bounds(name, min, max, method=False):
         got = got if method else "Tensor, " + got
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
                         "of:\n * (Tensor min = None, Tensor max = None)\n * (Number min = None, Number max = None)\n")
+    if isinstance(min, complex) or isinstance(max, complex):  # (torch reads a Number bound as a double)
+        raise RuntimeError("value cannot be converted to type double without overflow")
     return min, max
 
 
@@ -307,6 +309,8 @@ def _one_bound_args(fn, bound, input, value):
     """torch's binding of clamp_min / clamp_max: (Tensor input, Tensor or Number bound); anything else is an
     invalid combination, named by the types it got (a NumPy scalar input, a None, str or array bound)."""
     if isinstance(input, TensorBase) and (isinstance(value, TensorBase) or _scalar(value)):
+        if isinstance(value, complex):
+            raise NotImplementedError("clamp is not supported for complex types")
         return
     got = ", ".join("Tensor" if isinstance(v, TensorBase) else _type_name(v) for v in (input, value))
     raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"

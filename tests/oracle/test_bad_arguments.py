@@ -284,6 +284,10 @@ CASES = {
     "clamp_max_str_bound": lambda t: t.clamp_max(_m(t), "a"),
     "clamp_max_list_bound": lambda t: t.clamp_max(_m(t), [1]),
     "clamp_min_array_bound": lambda t: t.clamp_min(_m(t), np.array(2.0)),
+    "clamp_min_complex_bound": lambda t: t.clamp_min(_m(t), 1j),
+    "clamp_max_complex_bound": lambda t: _m(t).clamp_max(2j),
+    "clamp_complex_min": lambda t: t.clamp(_m(t), min=1j),
+    "clamp_complex_bounds": lambda t: _m(t).clamp(0, 2j),
 }
 
 

@@ -239,7 +239,11 @@ def permute(t, *dims, _name="PermuteBackward0"):
 
 
 def _transpose_backward(node, g):
-    return (g.transpose(node.saved("dim0"), node.saved("dim1")),)
+    d0, d1, arr = node.saved("dim0"), node.saved("dim1"), g._arr
+    if arr.__class__ is np.ndarray and arr.ndim and not STATE.grad_enabled and STATE.forward_ad is None and \
+            not tape.active:  # a first-order backward on the host: the view at once (the dims are wrapped)
+        return (view_of(g, arr.swapaxes(d0, d1)),)
+    return (g.transpose(d0, d1),)
 
 
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):

@@ -284,7 +284,8 @@ def T(t):
 
 
 def _expand_backward(node, g):
-    return (g._sum_to(node.input_shape(0)),)
+    shape = node.input_meta[0][0]
+    return (g if g._data.shape == shape else g._sum_to(shape),)  # (an expand to its own sizes: nothing to sum)
 
 
 def expand(t, *sizes):

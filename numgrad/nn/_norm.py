@@ -139,14 +139,20 @@ def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
     return out
 
 
-def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
-    """The normalised output as a tensor, with one node for both norms' backward."""
-    out = new_tensor(out_data, input._dtype)
+def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name,
+            own_dtype=False):
+    """The normalised output as a tensor, with one node for both norms' backward; with `own_dtype` the three
+    arrays are host arrays of the input's dtype already (the eager row kernel's), taken as they are."""
+    if own_dtype:
+        dt = input._dtype
+        out, mean, invstd = Tensor._make(out_data, dt), Tensor._make(mean, dt), Tensor._make(invstd, dt)
+    else:
+        out, mean, invstd = new_tensor(out_data, input._dtype), constant(mean), constant(invstd)
     # the weight's broadcast view is made by the backward that reads it (create_graph's tensor expressions), not
     # here: a reshape recorded on every forward costs a node the usual backward (the row kernels) never reads
     record(name, _normalize_backward, [input, weight, bias], [out],
            {"input": input, "weight": weight, "view_shape": view_shape,
-            "mean": constant(mean), "invstd": constant(invstd), "axes": axes, "param_axes": param_axes,
+            "mean": mean, "invstd": invstd, "axes": axes, "param_axes": param_axes,
             "batch_stats": batch_stats, "eps": eps})
     return out
 
@@ -321,7 +327,7 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
         out, mean, invstd = dispatch.numpy_op(_layer_norm_arrays, x, None if weight is None else weight._data,
                                               None if bias is None else bias._data, normalized_shape, axes, eps)
     return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
-                   eps, "NativeLayerNormBackward0")
+                   eps, "NativeLayerNormBackward0", own_dtype=fast is not None)
 
 
 def _eager_layer_norm_rows(x, weight, bias, normalized_shape, eps):

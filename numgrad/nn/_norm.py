@@ -7,9 +7,10 @@ import numpy as np
 
 from .._core import dtypes
 from .._core.state import STATE
-from ..kernels import dispatch
-from ..kernels.dispatch import norm as norm_rows
+from ..kernels import dispatch, tape
+from ..kernels.dispatch import ROW_FLOATS, norm as norm_rows
 from ..node import record
+from ..tensor import Tensor
 from ._common import constant, new_tensor, wants
 from . import _norm_kernels
 
@@ -46,13 +47,37 @@ def _normalize_backward(node, g):
 def _kernel_backward(node, g):
     """The CPU kernels' formulas (outside create_graph, which needs the tensor expressions above)."""
     x, w = node.saved("input"), node.saved("weight")
-    want = tuple([wants(node, 0)] + [len(node.next_functions) > i and wants(node, i) for i in (1, 2)])
+    edges = node.next_functions
+    want = (edges[0][0] is not None, len(edges) > 1 and edges[1][0] is not None,
+            len(edges) > 2 and edges[2][0] is not None)
+    if node.__class__.__name__ == "NativeLayerNormBackward0" and not tape.active and tape.profiler is None:
+        grads = _layer_norm_rows_backward(node, g._data, x._data, w, want)
+        if grads is not None:
+            return grads
     shapes = tuple(node.input_shape(i) if want[i] else None for i in range(3))
     # one recorded call: numgrad.compile replays it on new values
     grads = dispatch.numpy_op(_kernel_grads, node.name() == "NativeBatchNormBackward0", g._data, x._data,
                               node.saved("mean")._data, node.saved("invstd")._data, None if w is None else w._data,
                               node.saved("batch_stats"), want, shapes)
     return tuple(None if grads[i] is None else new_tensor(grads[i], x._dtype) for i in range(3))
+
+
+def _layer_norm_rows_backward(node, dy, data, w, want):
+    """layer_norm's gradients by the row kernel straight from eager backward (nothing to record for a replay, no
+    profiler to time it), each of its input's shape; None where the row kernel does not apply."""
+    mean, invstd = node.saved("mean")._data, node.saved("invstd")._data
+    rows = mean.size
+    if dy.dtype is not data.dtype or not (dy.flags.c_contiguous and data.flags.c_contiguous):
+        return None
+    grads = norm_rows.layer_norm_backward_rows(dy.reshape(rows, -1), data.reshape(rows, -1), mean.reshape(-1),
+                                               invstd.reshape(-1), None if w is None else w._data.reshape(-1), want)
+    if grads is None:
+        return None
+    dt = node.input_meta[0][1]
+    # (a gradient already of its shape stays the array the kernel made: a reshape would be a view, which
+    # AccumulateGrad copies)
+    return tuple(None if d is None else Tensor._make(d if d.shape == meta[0] else d.reshape(meta[0]), dt)
+                 for d, meta in zip(grads, node.input_meta))
 
 
 def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shapes):
@@ -114,14 +139,20 @@ def _layer_norm_output(x, weight, bias, view_shape, mean, invstd):
     return out
 
 
-def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name):
-    """The normalised output as a tensor, with one node for both norms' backward."""
-    out = new_tensor(out_data, input._dtype)
+def _affine(input, weight, bias, out_data, view_shape, mean, invstd, axes, param_axes, batch_stats, eps, name,
+            own_dtype=False):
+    """The normalised output as a tensor, with one node for both norms' backward; with `own_dtype` the three
+    arrays are host arrays of the input's dtype already (the eager row kernel's), taken as they are."""
+    if own_dtype:
+        dt = input._dtype
+        out, mean, invstd = Tensor._make(out_data, dt), Tensor._make(mean, dt), Tensor._make(invstd, dt)
+    else:
+        out, mean, invstd = new_tensor(out_data, input._dtype), constant(mean), constant(invstd)
     # the weight's broadcast view is made by the backward that reads it (create_graph's tensor expressions), not
     # here: a reshape recorded on every forward costs a node the usual backward (the row kernels) never reads
     record(name, _normalize_backward, [input, weight, bias], [out],
            {"input": input, "weight": weight, "view_shape": view_shape,
-            "mean": constant(mean), "invstd": constant(invstd), "axes": axes, "param_axes": param_axes,
+            "mean": mean, "invstd": invstd, "axes": axes, "param_axes": param_axes,
             "batch_stats": batch_stats, "eps": eps})
     return out
 
@@ -280,7 +311,7 @@ def _check_layer_norm_shapes(input, normalized_shape, weight, bias):
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{list(input.shape)}")
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != normalized_shape:
+        if p is not None and p._shape != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(p.shape)} and normalized_shape = {list(normalized_shape)}")
 
@@ -289,11 +320,30 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     x = input._data
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
-    # one recorded call: numgrad.compile replays it on new values
-    out, mean, invstd = dispatch.numpy_op(_layer_norm_arrays, x, None if weight is None else weight._data,
-                                          None if bias is None else bias._data, normalized_shape, axes, eps)
+    fast = _eager_layer_norm_rows(x, weight, bias, normalized_shape, eps)
+    if fast is not None:
+        out, mean, invstd = fast
+    else:  # one recorded call: numgrad.compile replays it on new values
+        out, mean, invstd = dispatch.numpy_op(_layer_norm_arrays, x, None if weight is None else weight._data,
+                                              None if bias is None else bias._data, normalized_shape, axes, eps)
     return _affine(input, weight, bias, out, normalized_shape, mean, invstd, axes, tuple(range(x.ndim - k)), True,
-                   eps, "NativeLayerNormBackward0")
+                   eps, "NativeLayerNormBackward0", own_dtype=fast is not None)
+
+
+def _eager_layer_norm_rows(x, weight, bias, normalized_shape, eps):
+    """_layer_norm_arrays' row kernel called straight from eager code (no trace to record it in, no profiler to
+    time it) on a C-contiguous float array: (out, mean, invstd), or None where its other paths must run."""
+    if tape.active or tape.profiler is not None or x.__class__ is not np.ndarray or x.dtype not in ROW_FLOATS or \
+            not x.size or not x.flags.c_contiguous:
+        return None
+    k = len(normalized_shape)
+    fast = norm_rows.layer_norm_rows(x.reshape(-1, math.prod(normalized_shape)),
+                                     None if weight is None else weight._data.reshape(-1),
+                                     None if bias is None else bias._data.reshape(-1), eps)
+    if fast is None:
+        return None
+    kept = x.shape[:x.ndim - k] + (1,) * k  # the statistics' keepdims shape
+    return fast[0].reshape(x.shape), fast[1].reshape(kept), fast[2].reshape(kept)
 
 
 @np.errstate(all="ignore")  # IEEE results (inf, NaN) without NumPy's warnings: torch is silent

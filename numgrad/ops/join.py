@@ -2,8 +2,11 @@
 
 import numbers
 
+import numpy as np
+
 from .._core import dtypes
-from ..kernels import dispatch
+from ..kernels import dispatch, tape
+from ..kernels.dispatch import join as dispatch_join
 from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import wrap_dim
@@ -101,11 +104,24 @@ def _pieces_backward(join):
     def backward(node, *grads):
         d, shapes = node.saved("dim"), node.saved("shapes")
         dtype = node.input_meta[0][1]
+        if join is cat and len(grads) == len(shapes) and _host_pieces(grads, dtype):
+            return (TensorBase._make(dispatch_join.cat_pieces([g._data for g in grads], d, dtype.np), dtype),)
         device = next((g.device for g in grads if g is not None), None)  # the pieces' device
         grads = [g if g is not None else zeros(*s, dtype=dtype, device=device)
                  for g, s in zip(list(grads) + [None] * (len(shapes) - len(grads)), shapes)]
         return (join(grads, d),)
     return backward
+
+
+def _host_pieces(grads, dtype):
+    """Whether an eager first-order backward (no node to record, no forward AD or trace to serve: a replay keeps
+    concatenate's prepared call) joins host gradients, each present and of the input's dtype."""
+    if STATE.grad_enabled or STATE.forward_ad is not None or tape.active:
+        return False
+    for g in grads:
+        if g is None or g._dtype is not dtype or g._data.__class__ is not np.ndarray:
+            return False
+    return True
 
 
 _split_backward = _pieces_backward(cat)

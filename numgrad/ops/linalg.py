@@ -10,6 +10,7 @@ from ..node import record, zero_gradients
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import broadcast_shapes
 from .autocast import lower_precision
+from .shape import viewed_gradient
 
 __all__ = ["bmm", "dot", "ger", "matmul", "mm", "mm_laid_out", "mv", "outer"]
 
@@ -84,6 +85,15 @@ def _column_major(node, name, g):
 
 def _bmm_backward(node, g):
     a, b = _operands(node)
+    if not (STATE.grad_enabled or STATE.autocast is not None or STATE.forward_ad is not None):
+        x, y, d = None if a is None else a._data, None if b is None else b._data, g._data
+        if d.__class__ is np.ndarray and d.dtype in _BLAS_FLOATS and all(
+                v is None or (v.__class__ is np.ndarray and v.dtype == d.dtype) for v in (x, y)):
+            # a first-order backward on the host: the products alone, as bmm computes them, without bmm's checks
+            # (the forward passed them) or the transposes' views; IEEE results without NumPy's warnings, as bmm
+            with np.errstate(all="ignore"):
+                return (TensorBase._make(_batched_product(d, y.swapaxes(1, 2)), g._dtype) if _wants(node, 0) else None,
+                        TensorBase._make(_batched_product(x.swapaxes(1, 2), d), g._dtype) if _wants(node, 1) else None)
     return (g.bmm(b.mT) if _wants(node, 0) else None,
             a.mT.bmm(g) if _wants(node, 1) else None)
 
@@ -258,7 +268,7 @@ ger = outer
 
 
 def _unsafe_view_backward(node, g):
-    return (g.reshape(node.input_shape(0)),)
+    return (viewed_gradient(g, node.input_meta[0][0]),)
 
 
 def _unsafe_view(t, shape):

@@ -10,7 +10,7 @@ from .._core.messages import INTERNAL_OVERLAP, NO_GRAD_VIEW_REBASED, op_name
 from .._core.shapes import storage_span, wrap_dim
 from .._core.state import STATE
 from .. import lazy
-from ..kernels import dispatch
+from ..kernels import dispatch, tape
 from ..kernels.dispatch import indexing as device_index
 from ..node import _type_string, needs_grad, record
 from ..tensor_base import TensorBase
@@ -93,7 +93,18 @@ def _inferred(shape, numel):
 
 
 def _view_backward(node, g):
-    return (g.reshape(node.input_shape(0)),)
+    return (viewed_gradient(g, node.input_meta[0][0]),)
+
+
+def viewed_gradient(g, shape):
+    """g.reshape(shape) for a gradient in a first-order backward (no node to record, no trace or forward AD to
+    serve): C-contiguous host memory is viewed at once, as reshape would, without parsing the shape again (a
+    view's backward gets its input's own sizes)."""
+    arr = g._arr
+    if arr.__class__ is np.ndarray and arr.flags.c_contiguous and not STATE.grad_enabled and \
+            STATE.forward_ad is None and not tape.active:
+        return view_of(g, arr.reshape(shape))
+    return g.reshape(shape)
 
 
 def view(t, *shape):
@@ -187,7 +198,7 @@ def unsqueeze(t, dim):
 
 
 def _squeeze_backward(node, g):
-    return (g.reshape(node.input_shape(0)),)
+    return (viewed_gradient(g, node.input_meta[0][0]),)
 
 
 def squeeze(t, dim=None):
@@ -228,7 +239,11 @@ def permute(t, *dims, _name="PermuteBackward0"):
 
 
 def _transpose_backward(node, g):
-    return (g.transpose(node.saved("dim0"), node.saved("dim1")),)
+    d0, d1, arr = node.saved("dim0"), node.saved("dim1"), g._arr
+    if arr.__class__ is np.ndarray and arr.ndim and not STATE.grad_enabled and STATE.forward_ad is None and \
+            not tape.active:  # a first-order backward on the host: the view at once (the dims are wrapped)
+        return (view_of(g, arr.swapaxes(d0, d1)),)
+    return (g.transpose(d0, d1),)
 
 
 def transpose(t, dim0, dim1, _name="TransposeBackward0"):
@@ -269,7 +284,8 @@ def T(t):
 
 
 def _expand_backward(node, g):
-    return (g._sum_to(node.input_shape(0)),)
+    shape = node.input_meta[0][0]
+    return (g if g._data.shape == shape else g._sum_to(shape),)  # (an expand to its own sizes: nothing to sum)
 
 
 def expand(t, *sizes):

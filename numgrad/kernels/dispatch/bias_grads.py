@@ -1,0 +1,43 @@
+"""A ReLU's backward followed by the column sums of its result (a Linear's bias gradient), as one CPU kernel:
+numgrad.compile's tape runs it in place of the two recorded calls (compile/fuse.py)."""
+import functools
+
+import numpy as np
+
+from ..cpu import bias_grads as cpu_bias_grads
+from ..cpu import threads as cpu_threads
+from . import _host_float_sum
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+host_float_sum = _host_float_sum  # the recorded column sum this kernel replaces
+
+
+def fusable(g, out, grad, sums):
+    """Whether the fused kernel computes grad = relu_backward(g, out) and sums = grad.sum(0) as the two
+    recorded calls did: host C-order 2-d arrays of one float dtype with a row at least, `grad` the rows of
+    the backward's own result, `sums` one C-order row; and a range the backward's kernel would not have split
+    over threads (one thread here would be slower)."""
+    if not all(a.__class__ is np.ndarray and a.flags.c_contiguous for a in (g, out, grad, sums)):
+        return False
+    dtype = g.dtype
+    return g.ndim == 2 and g.shape[0] >= 1 and out.shape == g.shape and grad.shape == g.shape and \
+        dtype in FLOATS and out.dtype == dtype and grad.dtype == dtype and sums.dtype == dtype and \
+        sums.size == g.shape[1] and (g.size < cpu_threads.PARALLEL_MIN or cpu_threads.count() == 1)
+
+
+def relu_backward_sums(g, out, grad, out_sums=None):
+    """grad[...] = where(out <= 0, 0, g) and the column sums of grad (returned, in `out_sums` when given)."""
+    sums = np.empty(g.shape[1], g.dtype) if out_sums is None else out_sums
+    cpu_bias_grads.relu_backward_column_sums(g, out, grad, np.empty(g.shape[1], np.float64), sums.reshape(-1))
+    return sums
+
+
+def _prepare_relu_backward_sums(result, g, out, grad, out_sums=None):
+    """The kernel bound once to the arrays and a float64 scratch row (a replay writes the same memory)."""
+    replay = functools.partial(cpu_bias_grads.relu_backward_column_sums, g, out, grad,
+                               np.empty(g.shape[1], np.float64), result.reshape(-1))
+    replay.describes = f"relu backward + column sums of {g.shape} (prepared)"
+    return replay
+
+
+relu_backward_sums.prepare = _prepare_relu_backward_sums

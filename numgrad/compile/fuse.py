@@ -1,6 +1,8 @@
-"""Fusions of a finished trace's tape: two adjacent recorded calls that one kernel does in a single pass
-become one entry (the first's place keeps a no-op, so that entry indices stay valid). Now: a ReLU's backward
-and the column sums of its result (the next Linear's bias gradient), as an MLP's backward records them."""
+"""Rewrites of a finished trace's tape into fewer, leaner kernel calls: two adjacent recorded calls that one
+kernel does in a single pass become one entry (the first's place keeps a no-op, so that entry indices stay
+valid), a ReLU's backward and the column sums of its result (the next Linear's bias gradient), as an MLP's
+backward records them; and any other float sum over the rows of a 2-d array (a bias gradient) becomes the one
+column sums kernel call. Each gives the values of the calls it replaces, bit for bit."""
 import numpy as np
 
 from ..kernels import dispatch
@@ -35,6 +37,25 @@ def fuse(rec, forward_entries):
         rec.touches[i] = set()
         rec.entries[i] = _nothing
         rec.entries[i + 1] = bias_grads.relu_backward_sums.prepare(sums, *args)
+    for i, recipe in list(rec.recipes.items()):
+        data = _column_sums_of(recipe) if i < forward_entries else None
+        if data is not None:
+            sums = recipe[4]
+            rec.recipes[i] = (bias_grads.column_sums, (data,), {}, "out_sums", sums)
+            rec.entries[i] = bias_grads.column_sums.prepare(sums, data)
+
+
+def _column_sums_of(recipe):
+    """The summed array when `recipe` is a float sum over dim 0 of a 2-d array into its own dtype that the
+    column sums kernel gives bit for bit; else None."""
+    fn, args, kwargs, out_kw, sums = recipe
+    if fn is not bias_grads.host_float_sum or kwargs or out_kw != "out" or len(args) != 5:
+        return None
+    entry, data, axes, out_dtype, kept = args
+    if getattr(entry, "name", None) != "sum" or tuple(axes) != (0,) or data.__class__ is not np.ndarray or \
+            np.dtype(out_dtype) != data.dtype:
+        return None
+    return data if bias_grads.summable(data, sums) else None
 
 
 def _relu_backward_then_sums(first, second):

@@ -1,7 +1,8 @@
-"""numgrad.compile's fusion of a ReLU's backward with its result's column sums (compile/fuse.py): the compiled MLP
-step gives eager's values bit for bit (which match torch's), the kernel matches the two calls it replaces on
-special values, and the cases it must leave alone (no sum next, a sum over another dim, a split range, a kept
-.grad) replay as before."""
+"""numgrad.compile's rewrites of bias gradients (compile/fuse.py): a ReLU's backward fused with its result's column
+sums, and other float sums over the rows of a 2-d array as the column sums kernel. The compiled MLP step gives
+eager's values bit for bit (which match torch's), the kernels match the calls they replace on special values,
+and the cases they must leave alone (no sum next, a sum over another dim, other ranks and dtypes, a split
+range) replay as before; a kept .grad keeps its values."""
 import numpy as np
 import pytest
 import torch
@@ -13,6 +14,7 @@ from numgrad.kernels.cpu.kernels import column_sums
 from numgrad.kernels.cpu.threads import PARALLEL_MIN
 
 FUSED = "relu backward + column sums"
+SUMS = "column sums of"
 
 
 def _mlp(lib, sizes, dtype, bias=True):
@@ -67,6 +69,7 @@ def test_compiled_mlp_step_fuses_and_matches_eager_bitwise_and_torch(dtype, opti
     (variant,) = fn.variants
     assert variant.hits == 3
     assert describe(variant, "step").count(FUSED) == 2  # both hidden layers' bias gradients
+    assert describe(variant, "step").count(SUMS) == 3  # and the last layer's, the column sums alone
     oracle, _ = _run(torch, False, sizes, dtype, optimizer=optimizer)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for a, b in zip(got, oracle):
@@ -186,14 +189,69 @@ def test_a_kept_bias_grad_keeps_its_values_and_the_next_lands_in_new_memory():
             x = numgrad.tensor(rng.standard_normal((12, 10)).astype(np.float32))
             y = numgrad.tensor(rng.integers(0, 3, 12))
             fn(numgrad, model, opt, x, y)
-            bias = model[0].bias.grad
-            held.append((bias, bias.numpy().copy()))
-            values.append(bias.numpy().copy())
+            for bias in (model[0].bias.grad, model[-1].bias.grad):  # fused with the ReLU's backward; alone
+                held.append((bias, bias.numpy().copy()))
+                values.append(bias.numpy().copy())
         for t, v in held:
             np.testing.assert_array_equal(t.numpy(), v)
-        assert len({id(t) for t, _ in held}) == 4
+        assert len({id(t) for t, _ in held}) == 8
         kept[compiled] = values
         if compiled:
             assert FUSED in _tape(fn)
     for a, b in zip(kept[True], kept[False]):
         np.testing.assert_array_equal(a, b)
+
+
+def _sum_step(dim, dtype=None):
+    def step(x, w):
+        h = x * w
+        loss = (h.sum(dim, dtype=dtype) ** 2).sum()
+        loss.backward()
+        return loss, h.detach().sum(dim, dtype=dtype)
+    return step
+
+
+def _special_rows(dtype, shape, seed):
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2.5, -1e-30, np.finfo(dtype).max / 2], dtype)
+    return np.random.default_rng(seed).choice(specials, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sums_replay_gives_eagers_sums_on_special_values(dtype):
+    fn, step = numgrad.compile(_sum_step(0)), _sum_step(0)
+    w0 = np.linspace(-1, 1, 7).astype(dtype)
+    w, we = numgrad.tensor(w0, requires_grad=True), numgrad.tensor(w0, requires_grad=True)
+    for k in range(4):
+        x = numgrad.tensor(_special_rows(dtype, (5, 7), k))
+        w.grad = we.grad = None
+        (loss, sums), (e_loss, e_sums) = fn(x, w), step(x, we)
+        _same(sums.numpy(), e_sums.numpy())
+        _same(w.grad.numpy(), we.grad.numpy())
+        np.testing.assert_array_equal(loss.detach().numpy(), e_loss.detach().numpy())
+    # the loss's sum, the detached one, and w's gradient (summed over the rows x broadcasts w along)
+    assert _tape(fn).count(SUMS) == 3
+
+
+@pytest.mark.parametrize("case", ["dim 1", "3-d", "split over threads"])
+def test_other_float_sums_replay_as_recorded(case):
+    """Sums the kernel does not serve (over another dim, of another rank, a range the fold splits over threads)
+    keep their recorded replay, with eager's values."""
+    shape = {"dim 1": (5, 6), "3-d": (4, 5, 6), "split over threads": (PARALLEL_MIN // 6 + 1, 6)}[case]
+    step = _sum_step(1 if case == "dim 1" else 0)
+    fn = numgrad.compile(step)
+    w0 = np.linspace(-1, 1, 6).astype(np.float32)
+    w, we = numgrad.tensor(w0, requires_grad=True), numgrad.tensor(w0, requires_grad=True)
+    threads = numgrad.get_num_threads()
+    numgrad.set_num_threads(2)
+    try:
+        for k in range(3):
+            x = numgrad.tensor(_special_rows(np.float32, shape, k + 10))
+            w.grad = we.grad = None
+            (loss, sums), (e_loss, e_sums) = fn(x, w), step(x, we)
+            _same(sums.numpy(), e_sums.numpy())
+            _same(w.grad.numpy(), we.grad.numpy())
+    finally:
+        numgrad.set_num_threads(threads)
+    assert fn.variants[0].hits == 2
+    tape = _tape(fn)
+    assert SUMS not in tape if case != "dim 1" else tape.count(SUMS) == 1  # (dim 1: w's gradient alone)

@@ -1,5 +1,6 @@
-"""numgrad.compile's rewrites of bias gradients (compile/fuse.py): a ReLU's backward fused with its result's column
-sums, and other float sums over the rows of a 2-d array as the column sums kernel. The compiled MLP step gives
+"""numgrad.compile's rewrites of a Linear's bias and its gradient (compile/fuse.py): the bias added to the product's
+rows by one kernel call, a ReLU's backward fused with its result's column sums, and other float sums over the
+rows of a 2-d array as the column sums kernel. The compiled MLP step gives
 eager's values bit for bit (which match torch's), the kernels match the calls they replace on special values,
 and the cases they must leave alone (no sum next, a sum over another dim, other ranks and dtypes, a split
 range) replay as before; a kept .grad keeps its values."""
@@ -9,12 +10,13 @@ import torch
 
 import numgrad
 from numgrad.compile.compiled import describe
-from numgrad.kernels.cpu.bias_grads import relu_backward_column_sums
+from numgrad.kernels.cpu.bias import add_to_rows, relu_backward_column_sums
 from numgrad.kernels.cpu.kernels import column_sums
 from numgrad.kernels.cpu.threads import PARALLEL_MIN
 
 FUSED = "relu backward + column sums"
 SUMS = "column sums of"
+ADD = "bias added to the rows"
 
 
 def _mlp(lib, sizes, dtype, bias=True):
@@ -70,6 +72,8 @@ def test_compiled_mlp_step_fuses_and_matches_eager_bitwise_and_torch(dtype, opti
     assert variant.hits == 3
     assert describe(variant, "step").count(FUSED) == 2  # both hidden layers' bias gradients
     assert describe(variant, "step").count(SUMS) == 3  # and the last layer's, the column sums alone
+    # every layer's bias (products this small are added to at once; a large one's bias goes into the ReLU's kernel)
+    assert describe(variant, "step").count(ADD) == 3
     oracle, _ = _run(torch, False, sizes, dtype, optimizer=optimizer)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for a, b in zip(got, oracle):
@@ -255,3 +259,42 @@ def test_other_float_sums_replay_as_recorded(case):
     assert fn.variants[0].hits == 2
     tape = _tape(fn)
     assert SUMS not in tape if case != "dim 1" else tape.count(SUMS) == 1  # (dim 1: w's gradient alone)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_add_kernel_is_numpys_add(dtype):
+    x = _special_rows(dtype, (6, 8), 1)
+    b = _special_rows(dtype, (8,), 2)
+    with np.errstate(all="ignore"):
+        want = x + b
+    add_to_rows(x, b)
+    _same(x, want)
+
+
+def _linear_step(x, w, b):
+    out = numgrad.nn.functional.linear(x, w, b)
+    (out * 2).backward(numgrad.ones_like(out))
+    return out.detach()
+
+
+@pytest.mark.parametrize("case", ["contiguous bias", "strided bias", "float64"])
+def test_linear_bias_add_replays_eagers_values(case):
+    """A Linear's bias added to the rows: the kernel for a contiguous row of the product's dtype, the recorded add
+    for a strided one (a view of every other element); both eager's values."""
+    dtype = np.float64 if case == "float64" else np.float32
+    rng = np.random.default_rng(12)
+    w0 = rng.standard_normal((5, 7)).astype(dtype)
+    b0 = _special_rows(dtype, (10,), 3)  # inf, NaN, signed zeros added to finite products
+    fn = numgrad.compile(_linear_step)
+    w, we = numgrad.tensor(w0, requires_grad=True), numgrad.tensor(w0, requires_grad=True)
+    base, base_e = numgrad.tensor(b0, requires_grad=True), numgrad.tensor(b0, requires_grad=True)
+    b, be = (base[::2], base_e[::2]) if case == "strided bias" else (base[:5], base_e[:5])
+    for k in range(3):
+        x = numgrad.tensor(rng.standard_normal((4, 7)).astype(dtype))
+        for t in (w, we, base, base_e):
+            t.grad = None
+        _same(fn(x, w, b).numpy(), _linear_step(x, we, be).numpy())
+        _same(w.grad.numpy(), we.grad.numpy())
+        _same(base.grad.numpy(), base_e.grad.numpy())
+    assert fn.variants[0].hits == 2, fn.eager_reason
+    assert (ADD in _tape(fn)) == (case != "strided bias")

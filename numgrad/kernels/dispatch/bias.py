@@ -1,11 +1,11 @@
-"""A Linear's bias gradient in numgrad.compile's tape (compile/fuse.py): a ReLU's backward followed by the column
-sums of its result as one CPU kernel, and a float sum over the rows of a 2-d array as the column sums kernel
-alone, each in place of the recorded calls."""
+"""A Linear layer's bias in numgrad.compile's tape (compile/fuse.py), each in place of the recorded calls: the bias
+added to the product's rows as one kernel call, a ReLU's backward followed by the column sums of its result as
+one CPU kernel, and a float sum over the rows of a 2-d array as the column sums kernel alone."""
 import functools
 
 import numpy as np
 
-from ..cpu import bias_grads as cpu_bias_grads
+from ..cpu import bias as cpu_bias
 from ..cpu import kernels as cpu_kernels
 from ..cpu import threads as cpu_threads
 from . import _host_float_sum
@@ -25,6 +25,30 @@ def fusable(g, out, grad, sums):
     return g.ndim == 2 and g.shape[0] >= 1 and out.shape == g.shape and grad.shape == g.shape and \
         dtype in FLOATS and out.dtype == dtype and grad.dtype == dtype and sums.dtype == dtype and \
         sums.size == g.shape[1] and (g.size < cpu_threads.PARALLEL_MIN or cpu_threads.count() == 1)
+
+
+def row_addable(x, b):
+    """Whether add_to_rows gives NumPy's x + b into x: host C-order 2-d `x` of a float dtype with a row at least,
+    `b` a C-order row of its dtype, in memory of its own."""
+    return x.__class__ is np.ndarray and b.__class__ is np.ndarray and x.flags.c_contiguous and \
+        b.flags.c_contiguous and x.ndim == 2 and b.ndim == 1 and x.shape[0] >= 1 and x.dtype in FLOATS and \
+        b.dtype == x.dtype and b.size == x.shape[1] and not np.may_share_memory(x, b)
+
+
+def add_to_rows(x, b):
+    """x += b (a row added to each of x's rows, in place); returns x."""
+    cpu_bias.add_to_rows(x, b)
+    return x
+
+
+def _prepare_add_to_rows(result, x, b):
+    """The kernel bound once (NumPy's add with out= through the recorded call took 31-39 us in the MLP step)."""
+    replay = functools.partial(cpu_bias.add_to_rows, x, b)
+    replay.describes = f"bias added to the rows of {x.shape} (prepared)"
+    return replay
+
+
+add_to_rows.prepare = _prepare_add_to_rows
 
 
 def summable(data, sums):
@@ -59,13 +83,13 @@ column_sums.prepare = _prepare_column_sums
 def relu_backward_sums(g, out, grad, out_sums=None):
     """grad[...] = where(out <= 0, 0, g) and the column sums of grad (returned, in `out_sums` when given)."""
     sums = np.empty(g.shape[1], g.dtype) if out_sums is None else out_sums
-    cpu_bias_grads.relu_backward_column_sums(g, out, grad, np.empty(g.shape[1], np.float64), sums.reshape(-1))
+    cpu_bias.relu_backward_column_sums(g, out, grad, np.empty(g.shape[1], np.float64), sums.reshape(-1))
     return sums
 
 
 def _prepare_relu_backward_sums(result, g, out, grad, out_sums=None):
     """The kernel bound once to the arrays and a float64 scratch row (a replay writes the same memory)."""
-    replay = functools.partial(cpu_bias_grads.relu_backward_column_sums, g, out, grad,
+    replay = functools.partial(cpu_bias.relu_backward_column_sums, g, out, grad,
                                np.empty(g.shape[1], np.float64), result.reshape(-1))
     replay.describes = f"relu backward + column sums of {g.shape} (prepared)"
     return replay

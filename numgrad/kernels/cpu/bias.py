@@ -1,4 +1,5 @@
-"""A ReLU's backward and its result's column sums (the next Linear's bias gradient) in one pass over the rows."""
+"""A Linear layer's bias in numgrad.compile's tape: added to the product's rows in place, and a ReLU's backward
+with its result's column sums (the next Linear's bias gradient) in one pass over the rows."""
 import numpy as np
 from numba import njit
 
@@ -24,3 +25,13 @@ def relu_backward_column_sums(g, out, grad, acc, sums):
             acc[j] = acc[j] + np.float64(v)
     for j in range(n):
         sums[j] = acc[j] + 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def add_to_rows(x, b):
+    """x[i, j] = x[i, j] + b[j] for a C-order 2-d `x` and a row `b` of its dtype (NumPy's broadcast add, in place)."""
+    rows, n = x.shape
+    for k in range(rows):
+        xk = x[k]
+        for j in range(n):
+            xk[j] = xk[j] + b[j]

@@ -73,7 +73,7 @@ def _prepare_column_sums(result, data, out_sums=None):
     under errstate, took 41-64 us on a (256, 10) gradient in a cold cache, the kernel 9-16 us)."""
     replay = functools.partial(cpu_kernels.column_sums, data, np.empty(data.shape[1], np.float64),
                                result.reshape(-1))
-    replay.describes = f"column sums of {data.shape} (prepared)"
+    replay.describes = f"float sum of {data.shape} over (0,) by the column sums kernel (prepared)"
     return replay
 
 

@@ -298,3 +298,19 @@ def test_linear_bias_add_replays_eagers_values(case):
         _same(base.grad.numpy(), base_e.grad.numpy())
     assert fn.variants[0].hits == 2, fn.eager_reason
     assert (ADD in _tape(fn)) == (case != "strided bias")
+
+
+def test_column_sums_of_an_argument_read_in_place_follow_each_calls_argument():
+    """An argument of 64 KiB or more is read where the caller has it (compile/inputs.py remakes the entries that
+    read it): the column sums entry is remade on each call's memory, with eager's sums."""
+    def total(x, w):
+        return x.sum(0) * w
+
+    fn = numgrad.compile(total)
+    w = numgrad.tensor(np.linspace(1, 2, 64).astype(np.float32))
+    rng = np.random.default_rng(13)
+    for k in range(4):
+        x = numgrad.tensor(rng.standard_normal((512, 64)).astype(np.float32))  # 128 KiB, a new tensor each call
+        _same(fn(x, w).numpy(), total(x, w).numpy())
+    assert fn.variants[0].hits == 3
+    assert SUMS in _tape(fn)

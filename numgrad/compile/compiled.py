@@ -19,6 +19,7 @@ from ..node import Node, sequence_now
 from ..ops.shape import view_of
 from ..tensor_base import TensorBase
 from . import backward as _backward
+from . import fuse as _fuse
 from . import inputs as _inputs
 from . import recorder as _recorder
 from . import slots as _slots
@@ -253,6 +254,7 @@ class CompiledFunction:
             backward = _backward.capture(rec, roots, created, inputs, first_node)
             if backward is None:
                 return None, None, None
+        _fuse.fuse(rec, len(rec.entries))
         spec, slots = _slots.plan(rec, spec, len(rec.entries))
         _inputs.bind_plan(rec, inputs, backward, slots, spec)
         return functools.partial(_rebuild, spec), backward, slots

@@ -208,8 +208,11 @@ class CompiledFunction:
             self.variants.append(variant)
             if os.environ.get("NUMGRAD_DEBUG") == "1":
                 print(describe(variant, getattr(self._fn, "__name__", "fn")), file=sys.stderr)
+            recorder = weakref.ref(rec)
             del rec, result
-            variant.seal()
+            if recorder() is not None:  # a reference cycle keeps it, and the arrays its recipes read: collected
+                gc.collect()  # first, or seal would count their references as the tape's own (a kept .grad then
+            variant.seal()  # looks free once they go)
             return variant.results(args)  # as each replay returns them: the next replay rewrites the buffers
         return _unproxy(result, inputs, args)
 

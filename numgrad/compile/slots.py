@@ -125,25 +125,7 @@ def plan(rec, spec, forward_entries):
             assigned.setdefault(id(dispatch.storage(value._arr)), []).append((index, leaf, value))
     slots = []
     shared = copied_roots(spec, {})  # a buffer two results copy stays copied (a slot would leave one stale)
-
-    def convert(s):
-        kind = s[0]
-        if kind == "seq":
-            return ("seq", s[1], [convert(x) for x in s[2]])
-        if kind == "dict":
-            return ("dict", s[1], {k: convert(x) for k, x in s[2].items()})
-        if kind != "copy":
-            return s
-        _, arr, dtype, requires_grad, nr, plain, value = s
-        slot = None if shared.get(id(dispatch.storage(arr)), 0) > 1 else \
-            _slot_for(rec, arr, value, nr, users, assigned, forward_entries)
-        if slot is not None and any(slot.position == other.position for other in slots):
-            slot = None  # one entry with two results: a slot remakes it for its own alone
-        if slot is None:
-            return s[:6]
-        slots.append(slot)
-        return ("slot", slot, dtype, requires_grad, nr)
-    spec = convert(spec)
+    spec = _with_slots(spec, slots, shared, rec, users, assigned, forward_entries)
     # a .grad the call assigns and does not return: a slot too, of any size (a replay writing into a .grad the
     # user kept would change it, where eager makes a new one; the tape's grads held run eager, see
     # Variant.aliased). One a result copies out of its buffer stays there.
@@ -155,6 +137,30 @@ def plan(rec, spec, forward_entries):
             if slot is not None and all(slot.position != other.position for other in slots):
                 slots.append(slot)
     return spec, slots
+
+
+def _with_slots(s, slots, shared, rec, users, assigned, forward_entries):
+    """plan's output spec `s` with each copied result a slot serves as a slot entry (the slots appended to
+    `slots`). A module-level function, not a closure calling itself: that would be a reference cycle keeping
+    the recorder, and the arrays its recipes hold, alive until the garbage collector ran, so that a .grad's
+    reference count at Variant.seal would count them and a held .grad would later look free."""
+    kind = s[0]
+    if kind == "seq":
+        return ("seq", s[1], [_with_slots(x, slots, shared, rec, users, assigned, forward_entries) for x in s[2]])
+    if kind == "dict":
+        return ("dict", s[1], {k: _with_slots(x, slots, shared, rec, users, assigned, forward_entries)
+                               for k, x in s[2].items()})
+    if kind != "copy":
+        return s
+    _, arr, dtype, requires_grad, nr, plain, value = s
+    slot = None if shared.get(id(dispatch.storage(arr)), 0) > 1 else \
+        _slot_for(rec, arr, value, nr, users, assigned, forward_entries)
+    if slot is not None and any(slot.position == other.position for other in slots):
+        slot = None  # one entry with two results: a slot remakes it for its own alone
+    if slot is None:
+        return s[:6]
+    slots.append(slot)
+    return ("slot", slot, dtype, requires_grad, nr)
 
 
 def copied_roots(spec, counts):

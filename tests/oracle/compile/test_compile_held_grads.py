@@ -2,6 +2,8 @@
 caller keeps earlier ones: as in eager and torch, each call's .grad is a new tensor and every one kept keeps its
 values; a .grad accumulated in place stays the same tensor. The replay writes a new .grad into memory nobody
 holds (compile/slots.py) with no copy, and runs eager where it cannot (a .grad other recorded work reads)."""
+import gc
+
 import numpy as np
 import pytest
 import torch
@@ -139,3 +141,24 @@ def test_memory_filled_by_the_step_gets_its_value_in_every_buffer():
             w.grad.add_(7)  # kept and written: the next call's .grad is a new one, zeros again
         assert fn.variants[0].hits == 3
         assert all(g.tolist() == [7.0] * n for g in grads)
+
+
+def test_a_kept_grad_keeps_its_values_whenever_the_garbage_collector_runs():
+    """The trace's recorder held the arrays its recipes read through a reference cycle (a closure calling
+    itself), so a .grad's reference count at the end of the trace depended on whether the cyclic garbage
+    collector had run yet: when it ran after the trace, a .grad the caller kept looked free and a replay
+    overwrote it (the test above failed now and then). Here it runs after each call, never during one."""
+    w, opt, step = _training(numgrad, SMALL, "outside", clip=True)
+    fn = numgrad.compile(step)
+    kept = []
+    gc.disable()
+    try:
+        for k in range(5):
+            opt.zero_grad()
+            fn(numgrad.tensor(np.linspace(0, 0.2 * (k + 1), SMALL).astype(np.float32)))
+            kept.append((w.grad, w.grad.detach().numpy().copy()))
+            gc.collect()
+    finally:
+        gc.enable()
+    assert all(np.array_equal(g.detach().numpy(), values) for g, values in kept)
+    assert len({id(g) for g, _ in kept}) == len(kept)  # a new .grad each call, as eager's

@@ -12,7 +12,7 @@ FUSION_DEFAULT = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 
 def small_max():
     """NUMGRAD_SMALL_MAX: results of at most this many elements compute at once, unfused (lazy.SMALL_MAX)."""
-    value = os.environ.get("NUMGRAD_SMALL_MAX", str(1 << 15))
+    value = os.environ.get("NUMGRAD_SMALL_MAX", str(1 << 17))
     if not value.isdigit():
         raise ValueError(f"NUMGRAD_SMALL_MAX must be a whole number of elements, got {value!r}")
     return int(value)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import numgrad
+from numgrad.bench.workloads import train_step  # (the benchmark's step: zero_grad, cross-entropy, step)
 from numgrad.compile.compiled import describe
 from numgrad.kernels.cpu.bias import add_to_rows, relu_backward_column_sums
 from numgrad.kernels.cpu.kernels import column_sums
@@ -33,20 +34,12 @@ def _mlp(lib, sizes, dtype, bias=True):
     return model
 
 
-def _step(lib, model, opt, x, y):
-    opt.zero_grad()
-    loss = lib.nn.functional.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
-
-
 def _run(lib, compiled, sizes, dtype, steps=4, bias=True, optimizer="sgd"):
     """Per step: the loss, then each parameter's gradient and new value."""
     model = _mlp(lib, sizes, dtype, bias)
     opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if optimizer == "sgd" else \
         lib.optim.Adam(model.parameters(), lr=1e-2)
-    fn = numgrad.compile(_step) if compiled else _step
+    fn = numgrad.compile(train_step) if compiled else train_step
     rng = np.random.default_rng(4)
     out = []
     for _ in range(steps):
@@ -163,7 +156,7 @@ def test_a_range_split_over_threads_is_left_to_the_backward_kernel():
             numgrad.set_num_threads(n)
             model = _mlp(numgrad, sizes, np.float32)
             opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
-            fn = numgrad.compile(_step)
+            fn = numgrad.compile(train_step)
             rng = np.random.default_rng(6)
             x = numgrad.tensor(rng.standard_normal((rows, 8)).astype(np.float32))
             y = numgrad.tensor(rng.integers(0, 3, rows))
@@ -186,7 +179,7 @@ def test_a_kept_bias_grad_keeps_its_values_and_the_next_lands_in_new_memory():
     for compiled in (True, False):
         model = _mlp(numgrad, sizes, np.float32)
         opt = numgrad.optim.SGD(model.parameters(), lr=0.1)
-        fn = numgrad.compile(_step) if compiled else _step
+        fn = numgrad.compile(train_step) if compiled else train_step
         rng = np.random.default_rng(7)
         held, values = [], []
         for _ in range(4):

@@ -569,7 +569,17 @@ def _host_matmul(a, b, out=None):
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
 
 
-_host_matmul.prepare = lambda result, a, b, out=None: functools.partial(np.matmul, a, b, out=result)
+def _silent(call):
+    """Prepared `call` run inside np.errstate(all="ignore"): a replayed NumPy product gives IEEE results (inf,
+    NaN) without NumPy's warnings, as its eager op (torch is silent)."""
+    @np.errstate(all="ignore")
+    def replay():
+        return call()
+    replay.func = call.func  # (what a tape's listing names: NumPy's function)
+    return replay
+
+
+_host_matmul.prepare = lambda result, a, b, out=None: _silent(functools.partial(np.matmul, a, b, out=result))
 
 
 def matmul_laid_out(a, b, shape, transposed=False, single_products=False):
@@ -600,7 +610,7 @@ def _product_view(out, a, b, transposed):
 
 def _prepare_matmul_laid_out(result, a, b, shape, transposed, single_products, out=None):
     fn = np.multiply if single_products else _host_matmul if a.dtype in WIDER else np.matmul
-    return functools.partial(fn, a, b, out=_product_view(result, a, b, transposed))
+    return _silent(functools.partial(fn, a, b, out=_product_view(result, a, b, transposed)))
 
 
 _host_matmul_laid_out.prepare = _prepare_matmul_laid_out

@@ -52,7 +52,8 @@ def test_layer_norm_row_kernels_match_torch(dtype, affine, shape, normalized):
             np.testing.assert_allclose(o, t, rtol=rtol, atol=atol * max(1.0, np.abs(t).max()))
 
 
-@pytest.mark.parametrize("wants", [(True, False, False), (False, True, True), (False, False, True), (True, True, False)])
+@pytest.mark.parametrize("wants", [(True, False, False), (False, True, True), (False, False, True),
+                                   (True, True, False)])
 def test_layer_norm_row_kernels_give_only_the_wanted_gradients(wants):
     x, g, w, b = _arrays((5, 4, 8), (5, 4, 8), (8,), (8,), seed=2)
     ours = _layer_norm_run(numgrad, x, (8,), w, b, g, wants)

@@ -50,40 +50,20 @@ def _kernel_backward(node, g):
     edges = node.next_functions
     want = (edges[0][0] is not None, len(edges) > 1 and edges[1][0] is not None,
             len(edges) > 2 and edges[2][0] is not None)
-    if node.__class__.__name__ == "NativeLayerNormBackward0" and not tape.active and tape.profiler is None:
-        grads = _layer_norm_rows_backward(node, g._data, x._data, w, want)
-        if grads is not None:
-            return grads
     shapes = tuple(node.input_shape(i) if want[i] else None for i in range(3))
-    # one recorded call: numgrad.compile replays it on new values
-    grads = dispatch.numpy_op(_kernel_grads, node.name() == "NativeBatchNormBackward0", g._data, x._data,
-                              node.saved("mean")._data, node.saved("invstd")._data, None if w is None else w._data,
-                              node.saved("batch_stats"), want, shapes)
+    args = (node.name() == "NativeBatchNormBackward0", g._data, x._data, node.saved("mean")._data,
+            node.saved("invstd")._data, None if w is None else w._data, node.saved("batch_stats"), want, shapes)
+    # eager: the kernels called at once (no trace to record them for, no profiler to time them); else one
+    # recorded call, which numgrad.compile replays on new values
+    grads = _kernel_grads(*args) if not tape.active and tape.profiler is None else \
+        dispatch.numpy_op(_kernel_grads, *args)
     return tuple(None if grads[i] is None else new_tensor(grads[i], x._dtype) for i in range(3))
-
-
-def _layer_norm_rows_backward(node, dy, data, w, want):
-    """layer_norm's gradients by the row kernel straight from eager backward (nothing to record for a replay, no
-    profiler to time it), each of its input's shape; None where the row kernel does not apply."""
-    mean, invstd = node.saved("mean")._data, node.saved("invstd")._data
-    rows = mean.size
-    if dy.dtype is not data.dtype or not (dy.flags.c_contiguous and data.flags.c_contiguous):
-        return None
-    grads = norm_rows.layer_norm_backward_rows(dy.reshape(rows, -1), data.reshape(rows, -1), mean.reshape(-1),
-                                               invstd.reshape(-1), None if w is None else w._data.reshape(-1), want)
-    if grads is None:
-        return None
-    dt = node.input_meta[0][1]
-    # (a gradient already of its shape stays the array the kernel made: a reshape would be a view, which
-    # AccumulateGrad copies)
-    return tuple(None if d is None else Tensor._make(d if d.shape == meta[0] else d.reshape(meta[0]), dt)
-                 for d, meta in zip(grads, node.input_meta))
 
 
 def _kernel_grads(batch, g, data, mean, invstd, weight, batch_stats, want, shapes):
     """The input, weight and bias gradients (None where `want` says no) by the CPU kernels' formulas,
     shaped `shapes`."""
-    dy = g.astype(data.dtype, copy=False)
+    dy = g if g.dtype == data.dtype else g.astype(data.dtype)
     mean, invstd = mean.reshape(-1), invstd.reshape(-1)
     weight = None if weight is None else weight.reshape(-1)
     if batch:

@@ -5,13 +5,13 @@ import numbers
 import numpy as np
 
 from .._core import dtypes
-from ..kernels import dispatch, tape
+from ..kernels import dispatch
 from ..kernels.dispatch import join as dispatch_join
 from ..node import record
 from ..tensor_base import TensorBase, check_same_device
 from .._core.shapes import wrap_dim
 from .._core.state import STATE
-from .shape import view_of
+from .shape import eager_first_order, view_of
 from .creation import zeros
 
 __all__ = ["cat", "chunk", "concat", "concatenate", "split", "stack", "unbind"]
@@ -116,7 +116,7 @@ def _pieces_backward(join):
 def _host_pieces(grads, dtype):
     """Whether an eager first-order backward (no node to record, no forward AD or trace to serve: a replay keeps
     concatenate's prepared call) joins host gradients, each present and of the input's dtype."""
-    if STATE.grad_enabled or STATE.forward_ad is not None or tape.active:
+    if not eager_first_order():
         return False
     for g in grads:
         if g is None or g._dtype is not dtype or g._data.__class__ is not np.ndarray:

@@ -624,9 +624,7 @@ def softmax(t, dim, dtype=None, _log=False):
         return out
     t = _softmax_dtype(t, dtype, dim, _log)
     if _runs_rows(t, d):  # (float32, float64: no conversion, nothing recorded inside, no no_grad to enter)
-        # a pending input (a bias add) is computed in the row kernel instead of going to memory first
-        out = TensorBase._make(lazy.softmax_rows_forward(t, _log) if lazy.pending(t) is not None else
-                               dispatch.row_softmax(t._data, _log), t._dtype)
+        out = TensorBase._make(_row_values(t, _log), t._dtype)
     else:
         out = _softmax_by_ops(t, d, _log)
     record("LogSoftmaxBackward0" if _log else "SoftmaxBackward0",
@@ -642,14 +640,18 @@ def _softmax_by_ops(t, d, log):
         if 0 in t._shape:  # nothing to normalise
             return _result(t._data.copy(), t._dtype)
         if _runs_rows(x, d):  # a half type's float copy: the row kernels, the result rounded to t's type
-            rows = lazy.softmax_rows_forward(x, log) if lazy.pending(x) is not None else \
-                dispatch.row_softmax(x._data, log)
-            return _result(rows, t._dtype)
+            return _result(_row_values(x, log), t._dtype)
         shifted = x - amax(x, d, keepdim=True)
         e = shifted.exp()
         s = sum(e, d, keepdim=True)
         out = shifted - s.log() if log else e / s
         return _result(out._data, t._dtype)
+
+
+def _row_values(x, log):
+    """The row kernels' softmax (or log_softmax) of `x` over its last dim, as an array; a pending input (a bias
+    add) is computed in the row kernel instead of going to memory first."""
+    return lazy.softmax_rows_forward(x, log) if lazy.pending(x) is not None else dispatch.row_softmax(x._data, log)
 
 
 def log_softmax(t, dim, dtype=None):

@@ -101,10 +101,15 @@ def viewed_gradient(g, shape):
     serve): C-contiguous host memory is viewed at once, as reshape would, without parsing the shape again (a
     view's backward gets its input's own sizes)."""
     arr = g._arr
-    if arr.__class__ is np.ndarray and arr.flags.c_contiguous and not STATE.grad_enabled and \
-            STATE.forward_ad is None and not tape.active:
+    if arr.__class__ is np.ndarray and arr.flags.c_contiguous and eager_first_order():
         return view_of(g, arr.reshape(shape))
     return g.reshape(shape)
+
+
+def eager_first_order():
+    """Whether a backward runs first-order and eagerly: no node to record (create_graph), no forward AD or
+    numgrad.compile trace to serve, so that a host gradient may be viewed or joined at once."""
+    return not STATE.grad_enabled and STATE.forward_ad is None and not tape.active
 
 
 def view(t, *shape):
@@ -240,8 +245,7 @@ def permute(t, *dims, _name="PermuteBackward0"):
 
 def _transpose_backward(node, g):
     d0, d1, arr = node.saved("dim0"), node.saved("dim1"), g._arr
-    if arr.__class__ is np.ndarray and arr.ndim and not STATE.grad_enabled and STATE.forward_ad is None and \
-            not tape.active:  # a first-order backward on the host: the view at once (the dims are wrapped)
+    if arr.__class__ is np.ndarray and arr.ndim and eager_first_order():  # the view at once (the dims are wrapped)
         return (view_of(g, arr.swapaxes(d0, d1)),)
     return (g.transpose(d0, d1),)
 

@@ -377,6 +377,12 @@ def float_sum(entry, data, axes, out_dtype, kept):
     return tape.call_into("out", _host_float_sum, entry, data, axes, np.dtype(out_dtype), kept)
 
 
+def column_sums_into(data, out):
+    """sum's float fold over the rows of a C-order 2-d host array, rounded into `out` (its row of sums): one call
+    of kernels.column_sums with its float64 scratch row."""
+    cpu_kernels.column_sums(data, np.empty(data.shape[1], np.float64), out.reshape(-1))
+
+
 def small_float_sum(entry, data, axes, out_dtype, kept):
     """float_sum of a small host array outside a trace, float32 or float64: the fold's kernel called at once and
     its sums rounded by a kernel (no recorded call, no pool lease, no NumPy errstate to enter)."""
@@ -384,7 +390,7 @@ def small_float_sum(entry, data, axes, out_dtype, kept):
         return float_sum(entry, data, axes, out_dtype, kept)
     if axes == (0,) and data.ndim == 2 and data.shape[0] and data.flags.c_contiguous:  # columns: one kernel call
         out = np.empty(kept, out_dtype)
-        cpu_kernels.column_sums(data, np.empty(data.shape[1], np.float64), out.reshape(-1))
+        column_sums_into(data, out)
         return out
     values = cpu_kernels.fold_at_once("sum", entry.update, data, axes, np.float64)
     out = np.empty(kept, out_dtype)

@@ -8,7 +8,7 @@ import numpy as np
 from ..cpu import bias as cpu_bias
 from ..cpu import kernels as cpu_kernels
 from ..cpu import threads as cpu_threads
-from . import _host_float_sum
+from . import _host_float_sum, column_sums_into
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 host_float_sum = _host_float_sum  # the recorded column sum this kernel replaces
@@ -64,7 +64,7 @@ def summable(data, sums):
 def column_sums(data, out_sums=None):
     """data.sum(0) of a 2-d float array as sum's float fold gives it (returned, in `out_sums` when given)."""
     sums = np.empty(data.shape[1], data.dtype) if out_sums is None else out_sums
-    cpu_kernels.column_sums(data, np.empty(data.shape[1], np.float64), sums.reshape(-1))
+    column_sums_into(data, sums)
     return sums
 
 
